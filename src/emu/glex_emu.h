@@ -1,0 +1,234 @@
+/* glex_emu.h - public API of the emulated GLEX NIC (collective offload model).
+ *
+ * The NIC model knows nothing of collectives or MPI: it offers a shared-memory
+ * fabric, virtual ports (VP) with descriptor queues (DQ), completion queues (CQ)
+ * and receive queues (RQ), a trigger unit with a hash-table packet buffer per
+ * offload unit, pulsed credit flow control and an ALU.  See doc/nic-model.md.
+ */
+#ifndef GLEX_EMU_H
+#define GLEX_EMU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GLEX_ABI_VERSION 1u
+
+/* ---- error codes (all negative; 0 is success) ---- */
+enum {
+    GLEX_OK = 0,
+    GLEX_EINVAL = -1,     /* a field or argument is out of range */
+    GLEX_ENOTSUP = -2,    /* op x type combination the ALU lacks: not offloadable */
+    GLEX_EAGAIN = -3,     /* queue or table full: retry after progress */
+    GLEX_ETIMEDOUT = -4,  /* a packet or credit did not come within the timeout */
+    GLEX_ENOMEM = -5,
+    GLEX_ESYS = -6,       /* a system call failed (message has errno text) */
+    GLEX_EMISMATCH = -7,  /* segment magic/ABI/size/parameters differ */
+    GLEX_EBUSY = -8,      /* resource in use (VP already open, ...) */
+    GLEX_ENOENT = -9
+};
+
+/* Text of the last error raised by this thread (names field, value, range). */
+const char *glex_last_error(void);
+const char *glex_strerror(int code);
+/* Record a formatted message for glex_last_error(); returns code. */
+int glex_set_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- NIC parameters ---- */
+typedef struct glex_params {
+    uint32_t units;          /* offload units per node              GLEX_UNITS */
+    uint32_t unit_buffer_kb; /* pulse RAM per unit, KiB             GLEX_UNIT_BUFFER_KB */
+    uint32_t table_slots;    /* hash-buffer packet slots per unit   GLEX_TABLE_SLOTS */
+    uint32_t inline_max;     /* inline payload bytes (MP, packets)  GLEX_INLINE_MAX */
+    uint32_t vps_per_node;   /* virtual ports per node              GLEX_VPS_PER_NODE */
+    uint32_t dq_depth;       /* descriptors per DQ                  GLEX_DQ_DEPTH */
+    uint32_t cq_depth;       /* entries per CQ and RQ               GLEX_CQ_DEPTH */
+    uint32_t pulses;         /* k: pulses in flight per transfer    GLEX_PULSES */
+    uint32_t timeout_ms;     /* credit/packet wait bound            GLEX_TIMEOUT (s) */
+    int32_t spin_us;         /* poll before blocking, -1 = auto     GLEX_SPIN_US */
+} glex_params_t;
+
+#define GLEX_INLINE_CAP 256u       /* largest inline_max accepted */
+#define GLEX_MAX_JOBS 256u         /* JobID is 8 bits */
+#define GLEX_MAX_NODES (1u << 24)  /* NodeID is 24 bits */
+#define GLEX_MAX_VPS 2048u         /* VP is 11 bits */
+#define GLEX_MAX_SEQ 32u           /* SeqID is 5 bits */
+
+void glex_params_default(glex_params_t *p);
+/* Overlay GLEX_* environment variables; on a bad value returns GLEX_EINVAL and
+ * glex_last_error() names the variable, the value and the allowed range. */
+int glex_params_from_env(glex_params_t *p);
+int glex_params_check(const glex_params_t *p);
+
+/* ---- ALU ---- */
+typedef enum {
+    GLEX_OP_SUM, GLEX_OP_PROD, GLEX_OP_MAX, GLEX_OP_MIN, GLEX_OP_MAXLOC, GLEX_OP_MINLOC,
+    GLEX_OP_LAND, GLEX_OP_LOR, GLEX_OP_LXOR, GLEX_OP_BAND, GLEX_OP_BOR, GLEX_OP_BXOR,
+    GLEX_OP_COUNT
+} glex_op_t;
+
+typedef enum {
+    GLEX_INT8, GLEX_UINT8, GLEX_INT16, GLEX_UINT16, GLEX_INT32, GLEX_UINT32,
+    GLEX_INT64, GLEX_UINT64, GLEX_FLOAT, GLEX_DOUBLE,
+    /* value+index pairs laid out as MPI's C pair types */
+    GLEX_FLOAT_INT, GLEX_DOUBLE_INT, GLEX_LONG_INT, GLEX_2INT, GLEX_SHORT_INT,
+    GLEX_TYPE_COUNT
+} glex_type_t;
+
+typedef struct { float v; int i; } glex_float_int_t;
+typedef struct { double v; int i; } glex_double_int_t;
+typedef struct { long v; int i; } glex_long_int_t;
+typedef struct { int v; int i; } glex_2int_t;
+typedef struct { short v; int i; } glex_short_int_t;
+
+size_t glex_type_size(glex_type_t t);
+const char *glex_type_name(glex_type_t t);
+const char *glex_op_name(glex_op_t op);
+/* 1 when the ALU has the kernel, 0 when not (GLEX_ENOTSUP on use). */
+int glex_alu_supported(glex_op_t op, glex_type_t type);
+/* 1 when the combination is in the paper's hardware set (not an extension). */
+int glex_alu_native(glex_op_t op, glex_type_t type);
+/* inout[i] = inout[i] (op) in[i]; GLEX_ENOTSUP when unsupported. */
+int glex_alu_combine(glex_op_t op, glex_type_t type, void *inout, const void *in, size_t count);
+
+/* ---- descriptors ---- */
+typedef enum { GLEX_DESC_MP = 1, GLEX_DESC_RDMA = 2, GLEX_DESC_COLL = 3 } glex_desc_kind_t;
+
+/* One descriptor.  Every field is range-checked by glex_vp_post().
+ * Flags are one-bit fields (0 or 1), named as in the paper.  Meanings for
+ * GLEX_DESC_COLL (see doc/nic-model.md for the full semantics):
+ *   branch=1: wait for the packet (JobID, recv_id, recv_vp, SeqID=cp_count)
+ *             addressed to this VP, and copy it to recv_addr, or combine it
+ *             into recv_addr with the ALU when reduce_flag=1.
+ *   swap_local_vp=1: local step, no network: recv_addr (op)= local_addr.
+ *   cp=1:     send send_count elements from local_addr to (dest_id, dest_vp) with
+ *             SeqID=seq_id; the packet triggers the destination.
+ *   swap_remote_data=1: the data sent is this step's result (sent pulse by
+ *             pulse as it is produced: pipelined forward); 0: the data sent is
+ *             the pre-step content (exchange).
+ *   coll_end_flag=1: the task ends here; a CQE carrying cookie is written.
+ * MP:   send inline data[0..inline_len) to (dest_id, dest_vp)'s RQ.
+ * RDMA: copy length bytes local_addr -> remote_addr of dest_id (put), or
+ *       remote -> local with swap_remote_addr=1 (get), by cross-memory attach.
+ */
+typedef struct glex_desc {
+    uint8_t kind;
+    uint8_t c, ch, ct, cp, reduce_flag, coll_end_flag;
+    uint8_t swap_local_data, swap_local_vp, swap_remote_data, swap_remote_addr;
+    uint8_t job_id;      /* 8 bits */
+    uint8_t seq_id;      /* 5 bits: step tag of the packet sent */
+    uint8_t cp_count;    /* 5 bits: step tag of the packet awaited */
+    uint8_t branch;      /* packets awaited by this descriptor: 0..1 */
+    uint8_t op, type;
+    uint16_t source_vp;  /* 11 bits: the VP that posts it */
+    uint16_t dest_vp;    /* 11 bits */
+    uint16_t recv_vp;    /* 11 bits: VP of the awaited packet's sender */
+    uint16_t inline_len; /* MP payload bytes, <= inline_max */
+    uint32_t dest_id;    /* 24 bits NodeID */
+    uint32_t recv_id;    /* 24 bits NodeID of the awaited packet's sender */
+    uint64_t count;      /* elements received/combined, or of a local step (COLL) */
+    uint64_t send_count; /* elements sent when cp=1 (COLL) */
+    uint64_t length;     /* bytes (RDMA) */
+    uint64_t local_addr;
+    uint64_t recv_addr;
+    uint64_t remote_addr;
+    uint64_t cookie;     /* returned in the CQE */
+    uint8_t data[GLEX_INLINE_CAP];
+} glex_desc_t;
+
+/* Check one descriptor against the fabric's parameters without posting it. */
+typedef struct glex_fabric glex_fabric_t;
+typedef struct glex_vp glex_vp_t;
+int glex_desc_check(const glex_vp_t *vp, const glex_desc_t *d);
+
+typedef struct glex_cqe {
+    uint64_t cookie;
+    int32_t status;   /* GLEX_OK or a negative code */
+    uint16_t job_id;
+    uint16_t vp;
+    uint32_t ndesc;   /* descriptors executed in the task */
+} glex_cqe_t;
+
+typedef struct glex_rqe {
+    uint32_t src_id;
+    uint16_t src_vp;
+    uint16_t len;
+    uint8_t data[GLEX_INLINE_CAP];
+} glex_rqe_t;
+
+/* ---- fabric and VPs ---- */
+/* Create or attach the job's segment "/glex-<uid>-<job>" (mode 0600) as node
+ * node_id of nnodes.  The last process to close unlinks it.  Starts this
+ * process's engine thread (placement: GLEX_ENGINE_BIND, doc/env.md). */
+int glex_fabric_open(const char *job, uint32_t nnodes, uint32_t node_id,
+                     const glex_params_t *params, glex_fabric_t **out);
+int glex_fabric_close(glex_fabric_t *f);
+const glex_params_t *glex_fabric_params(const glex_fabric_t *f);
+uint32_t glex_fabric_node(const glex_fabric_t *f);
+uint32_t glex_fabric_nnodes(const glex_fabric_t *f);
+const char *glex_fabric_name(const glex_fabric_t *f);
+
+int glex_vp_open(glex_fabric_t *f, uint32_t vp, glex_vp_t **out);
+int glex_vp_close(glex_vp_t *vp);
+uint32_t glex_vp_index(const glex_vp_t *vp);
+glex_fabric_t *glex_vp_fabric(const glex_vp_t *vp);
+
+/* Post descriptors d[0..n) (one or more CH..CT sequences).  All are checked
+ * first; on any error nothing is posted.  GLEX_EAGAIN if the DQ lacks room. */
+int glex_vp_post(glex_vp_t *vp, const glex_desc_t *d, size_t n);
+/* 1 and fills *e when a CQE was taken, 0 when none. */
+int glex_vp_poll_cq(glex_vp_t *vp, glex_cqe_t *e);
+int glex_vp_poll_rq(glex_vp_t *vp, glex_rqe_t *e);
+
+/* Progress and blocking.  glex_progress runs the engine inline (returns the
+ * amount of work done).  To wait without burning a core:
+ *   t = glex_wait_token(f); if (!done) glex_progress(f); if (!done) glex_wait(f, t, ms);
+ * glex_wait returns when anything happens to this node after t was taken. */
+int glex_progress(glex_fabric_t *f);
+uint32_t glex_wait_token(const glex_fabric_t *f);
+int glex_wait(glex_fabric_t *f, uint32_t token, int timeout_ms);
+/* Mark this host thread as waiting (the engine thread then stays asleep and
+ * the host drives progress); pair each begin with an end. */
+void glex_host_wait_begin(glex_fabric_t *f);
+void glex_host_wait_end(glex_fabric_t *f);
+
+/* Drive progress until done(arg) returns non-zero: polls for up to
+ * GLEX_SPIN_US, then blocks on the node's doorbell (futex).  GLEX_ETIMEDOUT
+ * after timeout_ms (< 0: no limit). */
+int glex_wait_until(glex_fabric_t *f, int (*done)(void *), void *arg, int timeout_ms);
+
+/* ---- JobID allocation: members of a task agree on a JobID by a 64-bit key ---- */
+/* Returns a JobID 0..255 (>= 0) or GLEX_EAGAIN when all 256 are in use. */
+int glex_job_acquire(glex_fabric_t *f, uint64_t key, uint32_t members);
+void glex_job_release(glex_fabric_t *f, int job_id);
+
+/* ---- counters ---- */
+typedef struct glex_vp_counters {
+    uint64_t desc_posted, desc_executed, tasks_completed, tasks_failed;
+    uint64_t packets_sent, packets_received, bytes_sent, bytes_received;
+    uint64_t trigger_waits, credit_stalls;
+} glex_vp_counters_t;
+
+typedef struct glex_unit_counters {
+    uint64_t packets_buffered, hash_probes, table_high_water, table_used;
+    uint64_t ram_high_water_kb, credit_stalls, trigger_waits, tasks_admitted;
+} glex_unit_counters_t;
+
+int glex_vp_counters(glex_fabric_t *f, uint32_t node, uint32_t vp, glex_vp_counters_t *c);
+int glex_unit_counters(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_unit_counters_t *c);
+/* 1 if the VP is open in the fabric */
+int glex_vp_is_open(glex_fabric_t *f, uint32_t node, uint32_t vp);
+
+/* hwloc topology summary for tools (returns snprintf's count) */
+int glex_topology_summary(char *buf, size_t len);
+
+/* ---- fault injection for tests: random delay (us) before every send ---- */
+void glex_debug_set_send_jitter(glex_fabric_t *f, uint32_t max_us, uint32_t seed);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

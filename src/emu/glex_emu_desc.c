@@ -1,0 +1,90 @@
+/* glex_emu_desc.c - range checks of every descriptor field at post time.  A bad
+ * value is never truncated: the post fails and the message names the field,
+ * the value and the allowed range. */
+#include "glex_emu_internal.h"
+
+#define MAX_BYTES (1ull << 40)
+
+#define CHECK(cond, field, val, lo, hi)                                                     \
+    do {                                                                                    \
+        if (!(cond))                                                                        \
+            return glex_error(GLEX_EINVAL,                                                  \
+                              "descriptor %zu: field %s=%llu is out of range %llu..%llu",   \
+                              idx, field, (unsigned long long)(val), (unsigned long long)(lo), \
+                              (unsigned long long)(hi));                                    \
+    } while (0)
+
+static inline int in_range(uint64_t v, uint64_t lo, uint64_t hi)
+{
+    return v >= lo && v <= hi;
+}
+
+#define RANGE(field, lo, hi) CHECK(in_range(d->field, lo, hi), #field, d->field, lo, hi)
+#define BIT(field) RANGE(field, 0, 1)
+#define NONNULL(field, what)                                                               \
+    do {                                                                                   \
+        if (!d->field)                                                                     \
+            return glex_error(GLEX_EINVAL, "descriptor %zu: field " #field                  \
+                              " is null with %s; allowed a valid address",                  \
+                              idx, what);                                                   \
+    } while (0)
+
+int glex_desc_validate(const glex_fabric_t *f, uint32_t vp, const glex_desc_t *d, size_t idx)
+{
+    const glex_params_t *p = &f->p;
+    RANGE(kind, GLEX_DESC_MP, GLEX_DESC_COLL);
+    BIT(c); BIT(ch); BIT(ct); BIT(cp); BIT(reduce_flag); BIT(coll_end_flag);
+    BIT(swap_local_data); BIT(swap_local_vp); BIT(swap_remote_data); BIT(swap_remote_addr);
+    RANGE(seq_id, 0, GLEX_MAX_SEQ - 1);
+    RANGE(cp_count, 0, GLEX_MAX_SEQ - 1);
+    RANGE(branch, 0, 1);
+    CHECK(d->source_vp == vp, "source_vp", d->source_vp, vp, vp);
+    RANGE(dest_vp, 0, p->vps_per_node - 1);
+    RANGE(recv_vp, 0, p->vps_per_node - 1);
+    RANGE(dest_id, 0, f->nnodes - 1);
+    RANGE(recv_id, 0, f->nnodes - 1);
+    if (d->kind == GLEX_DESC_COLL) {
+        RANGE(c, 1, 1);
+        RANGE(inline_len, 0, 0);
+        RANGE(op, 0, GLEX_OP_COUNT - 1);
+        RANGE(type, 0, GLEX_TYPE_COUNT - 1);
+        size_t es = glex_type_size((glex_type_t)d->type);
+        RANGE(count, 0, MAX_BYTES / es);
+        RANGE(send_count, 0, d->cp ? MAX_BYTES / es : 0);
+        if (d->cp && d->branch && d->swap_remote_data)
+            CHECK(d->send_count == d->count, "send_count", d->send_count, d->count, d->count);
+        if (d->swap_local_vp) {
+            RANGE(cp, 0, 0);
+            RANGE(branch, 0, 0);
+        }
+        if (d->reduce_flag && !glex_alu_supported((glex_op_t)d->op, (glex_type_t)d->type))
+            return glex_error(GLEX_ENOTSUP,
+                              "descriptor %zu: ALU has no op %s (%u) for type %s (%u): not "
+                              "offloadable",
+                              idx, glex_op_name((glex_op_t)d->op), d->op,
+                              glex_type_name((glex_type_t)d->type), d->type);
+        if (d->send_count && d->cp)
+            NONNULL(local_addr, "a send of send_count > 0");
+        if (d->count && d->swap_local_vp)
+            NONNULL(local_addr, "a local step of count > 0");
+        if (d->count && (d->branch || d->swap_local_vp))
+            NONNULL(recv_addr, "a receive or local step of count > 0");
+    } else {
+        RANGE(c, 0, 0);
+        RANGE(ch, 1, 1);
+        RANGE(ct, 1, 1);
+        RANGE(branch, 0, 0);
+        RANGE(reduce_flag, 0, 0);
+        if (d->kind == GLEX_DESC_MP) {
+            RANGE(inline_len, 0, p->inline_max);
+        } else {
+            RANGE(inline_len, 0, 0);
+            RANGE(length, 0, MAX_BYTES);
+            if (d->length) {
+                NONNULL(local_addr, "an RDMA of length > 0");
+                NONNULL(remote_addr, "an RDMA of length > 0");
+            }
+        }
+    }
+    return GLEX_OK;
+}

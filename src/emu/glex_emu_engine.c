@@ -1,0 +1,657 @@
+/* glex_emu_engine.c - the offload engine of one node: fetches descriptor
+ * sequences from its VPs' DQs, fires each descriptor when the packets it
+ * expects are in the hash buffer (in schedule order), moves data with inline
+ * packets or pulsed credits, runs the ALU and writes CQEs.  It is driven by an
+ * engine thread, or inline by a host thread that is waiting anyway. */
+#define _GNU_SOURCE
+#include "glex_emu_internal.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+typedef struct glex_task {
+    struct glex_task *next;
+    glex_vp_t *vp;
+    uint32_t job, unit, n, cur;
+    glex_desc_t *d;
+    int32_t status;
+    uint64_t last_progress;
+    /* state of the current descriptor */
+    int started, parked, send_done, recv_done;
+    uint64_t bytes, sbytes;           /* received / sent */
+    uint32_t pulse;                   /* recv pulse bytes */
+    uint64_t r_done, r_granted;       /* bytes applied / credited */
+    uint32_t r_frag, r_grant_frag;    /* next READY expected / next CREDIT to issue */
+    glex_area_t area;
+    int has_area;
+    uint64_t s_done;                  /* bytes sent */
+    uint32_t s_frag;
+    int s_have_credit;
+    glex_ctrl_t s_credit;
+} glex_task_t;
+
+struct glex_engine {
+    pthread_mutex_t mu;
+    glex_task_t *head, *tail;
+    uint32_t ntasks;
+    pthread_t th;
+    int have_thread;
+    _Atomic uint32_t stop;
+    _Atomic uint32_t host_waiting;
+    uint64_t rng;
+};
+
+/* ---------------------------------------------------------------- helpers */
+
+static int ranges_overlap(uint64_t a, uint64_t alen, uint64_t b, uint64_t blen)
+{
+    return a < b + blen && b < a + alen;
+}
+
+static void jitter(glex_fabric_t *f)
+{
+    if (!f->jitter_max_us)
+        return;
+    f->jitter_seed = f->jitter_seed * 1103515245u + 12345u;
+    usleep((f->jitter_seed >> 8) % (f->jitter_max_us + 1));
+}
+
+static int apply(const glex_desc_t *d, void *dst, const void *src, uint64_t bytes)
+{
+    if (!bytes)
+        return GLEX_OK;
+    if (!d->reduce_flag) {
+        memmove(dst, src, bytes);
+        return GLEX_OK;
+    }
+    return glex_alu_combine((glex_op_t)d->op, (glex_type_t)d->type, dst, src,
+                            bytes / glex_type_size((glex_type_t)d->type));
+}
+
+static void reset_desc_state(glex_task_t *t)
+{
+    t->started = t->parked = t->send_done = t->recv_done = 0;
+    t->r_done = t->r_granted = t->s_done = 0;
+    t->r_frag = t->r_grant_frag = t->s_frag = 0;
+    t->s_have_credit = 0;
+}
+
+static void park(glex_task_t *t, glex_unit_shm_t *u, int credit)
+{
+    if (t->parked)
+        return;
+    t->parked = 1;
+    glex_vp_shm_t *v = t->vp->shm;
+    if (credit) {
+        atomic_fetch_add_explicit(&v->credit_stalls, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&u->credit_stalls, 1, memory_order_relaxed);
+    } else {
+        atomic_fetch_add_explicit(&v->trigger_waits, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&u->trigger_waits, 1, memory_order_relaxed);
+    }
+}
+
+static void count_send(glex_task_t *t, uint64_t bytes)
+{
+    atomic_fetch_add_explicit(&t->vp->shm->packets_sent, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&t->vp->shm->bytes_sent, bytes, memory_order_relaxed);
+}
+
+static void count_recv(glex_task_t *t, uint64_t bytes)
+{
+    atomic_fetch_add_explicit(&t->vp->shm->packets_received, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&t->vp->shm->bytes_received, bytes, memory_order_relaxed);
+}
+
+/* --------------------------------------------------- collective descriptor */
+
+/* send side of a COLL descriptor; returns 1 if it progressed */
+static int coll_send(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, glex_unit_shm_t *u)
+{
+    int work = 0;
+    uint32_t me = f->node, myvp = t->vp->index;
+    if (t->sbytes <= f->p.inline_max) {
+        if (d->swap_remote_data && d->branch && !t->recv_done)
+            return 0;
+        jitter(f);
+        glex_key_t k = glex_make_key(t->job, me, myvp, d->seq_id, d->dest_vp, GLEX_PKT_DATA, 0);
+        int rc = glex_table_insert(f, d->dest_id, glex_job_unit(f, t->job), k,
+                                   (const void *)(uintptr_t)d->local_addr, (uint32_t)t->sbytes);
+        if (rc == GLEX_EAGAIN) {
+            park(t, u, 1);
+            return 0;
+        }
+        if (rc)
+            return rc;
+        count_send(t, t->sbytes);
+        glex_ring(f, d->dest_id);
+        t->send_done = 1;
+        return 1;
+    }
+    while (t->s_done < t->sbytes) {
+        if (!t->s_have_credit) {
+            glex_key_t k = glex_make_key(t->job, d->dest_id, d->dest_vp, d->seq_id, myvp,
+                                         GLEX_PKT_CREDIT, t->s_frag);
+            if (glex_table_take(f, me, t->unit, k, &t->s_credit, sizeof t->s_credit) < 0) {
+                park(t, u, 1);
+                break;
+            }
+            t->s_have_credit = 1;
+            work = 1;
+        }
+        glex_ctrl_t *c = &t->s_credit;
+        if (c->off != t->s_done || c->off + c->len > t->sbytes)
+            return glex_error(GLEX_EINVAL,
+                              "job %u: credit for bytes %llu+%u does not match send at %llu of %llu",
+                              t->job, (unsigned long long)c->off, c->len,
+                              (unsigned long long)t->s_done, (unsigned long long)t->sbytes);
+        if (d->swap_remote_data && d->branch && t->r_done < c->off + c->len)
+            break; /* forward: this pulse is not produced yet */
+        jitter(f);
+        uint8_t *dst = glex_unit_ram(f, d->dest_id, glex_job_unit(f, t->job)) + c->ram_off;
+        memcpy(dst, (const uint8_t *)(uintptr_t)d->local_addr + c->off, c->len);
+        glex_key_t k = glex_make_key(t->job, me, myvp, d->seq_id, d->dest_vp, GLEX_PKT_READY,
+                                     t->s_frag);
+        int rc = glex_table_insert(f, d->dest_id, glex_job_unit(f, t->job), k, c, sizeof *c);
+        if (rc == GLEX_EAGAIN) {
+            park(t, u, 1);
+            break;
+        }
+        if (rc)
+            return rc;
+        count_send(t, c->len);
+        glex_ring(f, d->dest_id);
+        t->s_done += c->len;
+        t->s_frag++;
+        t->s_have_credit = 0;
+        work = 1;
+    }
+    if (t->s_done == t->sbytes)
+        t->send_done = 1;
+    return work;
+}
+
+/* may received bytes [off, off+len) be written yet?  In an exchange whose
+ * send and receive regions overlap, not before they have been sent. */
+static int recv_may_apply(const glex_task_t *t, const glex_desc_t *d, uint64_t off, uint64_t len)
+{
+    if (!d->cp || d->swap_remote_data || t->send_done)
+        return 1;
+    if (!ranges_overlap(d->local_addr, t->sbytes, d->recv_addr + off, len))
+        return 1;
+    return t->s_done >= off + len && d->local_addr == d->recv_addr;
+}
+
+static int coll_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, glex_unit_shm_t *u)
+{
+    int work = 0, rc;
+    uint32_t me = f->node, myvp = t->vp->index;
+    uint8_t *dst = (uint8_t *)(uintptr_t)d->recv_addr;
+    if (t->bytes <= f->p.inline_max) {
+        uint8_t buf[GLEX_INLINE_CAP];
+        if (!recv_may_apply(t, d, 0, t->bytes))
+            return 0;
+        glex_key_t k = glex_make_key(t->job, d->recv_id, d->recv_vp, d->cp_count, myvp,
+                                     GLEX_PKT_DATA, 0);
+        int len = glex_table_take(f, me, t->unit, k, buf, sizeof buf);
+        if (len < 0) {
+            park(t, u, 0);
+            return 0;
+        }
+        if ((uint64_t)len != t->bytes)
+            return glex_error(GLEX_EINVAL, "job %u: packet of %d bytes, descriptor expects %llu",
+                              t->job, len, (unsigned long long)t->bytes);
+        if ((rc = apply(d, dst, buf, t->bytes)))
+            return rc;
+        count_recv(t, t->bytes);
+        t->recv_done = 1;
+        return 1;
+    }
+    size_t es = glex_type_size((glex_type_t)d->type);
+    if (!t->has_area) {
+        glex_ram_acquire(f, t->unit, t->job, myvp, t->bytes, &t->area);
+        t->has_area = 1;
+        uint64_t p = t->area.bytes / f->p.pulses;
+        uint64_t want = (t->bytes + f->p.pulses - 1) / f->p.pulses;
+        if (want < 512)
+            want = 512;
+        if (p > want)
+            p = want;
+        p = p / es * es;
+        t->pulse = (uint32_t)(p ? p : es);
+    }
+    for (;;) {
+        /* issue credits for up to k pulses in flight */
+        while (t->r_granted < t->bytes && t->r_grant_frag - t->r_frag < f->p.pulses) {
+            glex_ctrl_t c;
+            uint32_t slot = t->r_grant_frag % f->p.pulses;
+            c.ram_off = t->area.off + slot * t->pulse;
+            c.off = t->r_granted;
+            c.len = (uint32_t)(t->bytes - t->r_granted < t->pulse ? t->bytes - t->r_granted
+                                                                   : t->pulse);
+            glex_key_t k = glex_make_key(t->job, me, myvp, d->cp_count, d->recv_vp,
+                                         GLEX_PKT_CREDIT, t->r_grant_frag);
+            rc = glex_table_insert(f, d->recv_id, glex_job_unit(f, t->job), k, &c, sizeof c);
+            if (rc == GLEX_EAGAIN) {
+                park(t, u, 1);
+                break;
+            }
+            if (rc)
+                return rc;
+            glex_ring(f, d->recv_id);
+            t->r_granted += c.len;
+            t->r_grant_frag++;
+            work = 1;
+        }
+        /* consume the next pulse, strictly in order */
+        if (t->r_done >= t->bytes)
+            break;
+        uint64_t len = t->bytes - t->r_done < t->pulse ? t->bytes - t->r_done : t->pulse;
+        if (!recv_may_apply(t, d, t->r_done, len))
+            break;
+        glex_ctrl_t c;
+        glex_key_t k = glex_make_key(t->job, d->recv_id, d->recv_vp, d->cp_count, myvp,
+                                     GLEX_PKT_READY, t->r_frag);
+        if (glex_table_take(f, me, t->unit, k, &c, sizeof c) < 0) {
+            park(t, u, 0);
+            break;
+        }
+        if (c.off != t->r_done || c.len != len)
+            return glex_error(GLEX_EINVAL, "job %u: pulse %llu+%u arrived, expected %llu+%llu",
+                              t->job, (unsigned long long)c.off, c.len,
+                              (unsigned long long)t->r_done, (unsigned long long)len);
+        if ((rc = apply(d, dst + c.off, glex_unit_ram(f, me, t->unit) + c.ram_off, c.len)))
+            return rc;
+        count_recv(t, c.len);
+        t->r_done += c.len;
+        t->r_frag++;
+        work = 1;
+    }
+    if (t->r_done == t->bytes) {
+        t->recv_done = 1;
+        glex_ram_release(f, t->unit, &t->area);
+        t->has_area = 0;
+    }
+    return work;
+}
+
+static int step_coll(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d)
+{
+    glex_unit_shm_t *u = glex_unit_shm(f, f->node, t->unit);
+    if (!t->started) {
+        t->started = 1;
+        t->bytes = d->count * glex_type_size((glex_type_t)d->type);
+        t->sbytes = d->send_count * glex_type_size((glex_type_t)d->type);
+        t->send_done = !d->cp;
+        t->recv_done = !d->branch;
+    }
+    if (d->swap_local_vp) {
+        int rc = apply(d, (void *)(uintptr_t)d->recv_addr, (const void *)(uintptr_t)d->local_addr,
+                       t->bytes);
+        return rc ? rc : 2; /* 2: descriptor done */
+    }
+    int work = 0, w;
+    do {
+        w = 0;
+        if (!t->send_done) {
+            int rc = coll_send(f, t, d, u);
+            if (rc < 0)
+                return rc;
+            w |= rc;
+        }
+        if (!t->recv_done) {
+            int rc = coll_recv(f, t, d, u);
+            if (rc < 0)
+                return rc;
+            w |= rc;
+        }
+        work |= w;
+        if (w)
+            t->parked = 0;
+    } while (w && !(t->send_done && t->recv_done));
+    if (t->send_done && t->recv_done)
+        return 2;
+    return work;
+}
+
+/* ------------------------------------------------------ point to point */
+
+static int step_mp(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d)
+{
+    glex_vp_shm_t *dv = glex_vp_shm(f, d->dest_id, d->dest_vp);
+    if (!atomic_load(&dv->open))
+        return glex_error(GLEX_ENOENT, "MP to node %u vp %u: VP is not open", d->dest_id,
+                          d->dest_vp);
+    uint8_t *ring = f->base + f->hdr->off_rings +
+                    f->hdr->vp_ring_stride * ((uint64_t)d->dest_id * f->p.vps_per_node + d->dest_vp);
+    glex_rqe_t *rq = (glex_rqe_t *)(ring + (size_t)f->p.dq_depth * sizeof(glex_desc_t) +
+                                    (size_t)f->p.cq_depth * sizeof(glex_cqe_t));
+    glex_lock(&dv->rq_lock);
+    uint32_t tail = atomic_load(&dv->rq_tail);
+    if (tail - atomic_load(&dv->rq_head) >= f->p.cq_depth) {
+        glex_unlock(&dv->rq_lock);
+        park(t, glex_unit_shm(f, f->node, t->unit), 1);
+        return 0;
+    }
+    glex_rqe_t *e = &rq[tail % f->p.cq_depth];
+    e->src_id = f->node;
+    e->src_vp = (uint16_t)t->vp->index;
+    e->len = d->inline_len;
+    memcpy(e->data, d->data, d->inline_len);
+    atomic_store_explicit(&dv->rq_tail, tail + 1, memory_order_release);
+    glex_unlock(&dv->rq_lock);
+    atomic_fetch_add_explicit(&dv->packets_received, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&dv->bytes_received, d->inline_len, memory_order_relaxed);
+    count_send(t, d->inline_len);
+    glex_ring(f, d->dest_id);
+    return 2;
+}
+
+static int step_rdma(glex_fabric_t *f, const glex_task_t *t, const glex_desc_t *d)
+{
+    if (!d->length)
+        return 2;
+    void *local = (void *)(uintptr_t)d->local_addr, *remote = (void *)(uintptr_t)d->remote_addr;
+    if (d->dest_id == f->node) {
+        if (d->swap_remote_addr)
+            memmove(local, remote, d->length);
+        else
+            memmove(remote, local, d->length);
+        count_send((glex_task_t *)t, d->length);
+        return 2;
+    }
+    pid_t pid = atomic_load(&glex_node_shm(f, d->dest_id)->pid);
+    if (pid <= 0)
+        return glex_error(GLEX_ENOENT, "RDMA to node %u: node is not attached", d->dest_id);
+    uint64_t done = 0;
+    while (done < d->length) {
+        struct iovec l = { (uint8_t *)local + done, d->length - done };
+        struct iovec r = { (uint8_t *)remote + done, d->length - done };
+        ssize_t n = d->swap_remote_addr ? process_vm_readv(pid, &l, 1, &r, 1, 0)
+                                        : process_vm_writev(pid, &l, 1, &r, 1, 0);
+        if (n <= 0)
+            return glex_error(GLEX_ESYS, "RDMA %s node %u (pid %d) %llu bytes: %s",
+                              d->swap_remote_addr ? "get from" : "put to", d->dest_id, (int)pid,
+                              (unsigned long long)d->length, n < 0 ? strerror(errno) : "short");
+        done += (uint64_t)n;
+    }
+    count_send((glex_task_t *)t, d->length);
+    return 2;
+}
+
+/* ---------------------------------------------------------- task driver */
+
+static int write_cqe(glex_fabric_t *f, glex_task_t *t)
+{
+    glex_vp_shm_t *s = t->vp->shm;
+    uint32_t tail = atomic_load_explicit(&s->cq_tail, memory_order_relaxed);
+    if (tail - atomic_load_explicit(&s->cq_head, memory_order_acquire) >= f->p.cq_depth)
+        return 0; /* CQ full: keep the task until the host drains it */
+    const glex_desc_t *last = &t->d[t->n - 1];
+    glex_cqe_t *e = &t->vp->cq[tail % f->p.cq_depth];
+    e->cookie = last->cookie;
+    e->status = t->status;
+    e->job_id = (uint16_t)t->job;
+    e->vp = (uint16_t)t->vp->index;
+    e->ndesc = t->cur;
+    atomic_store_explicit(&s->cq_tail, tail + 1, memory_order_release);
+    return 1;
+}
+
+static void fail_task(glex_fabric_t *f, glex_task_t *t, int code)
+{
+    fprintf(stderr, "glex: node %u vp %u job %u descriptor %u: %s\n", f->node, t->vp->index,
+            t->job, t->cur, glex_last_error());
+    t->status = code;
+    if (t->has_area) {
+        glex_ram_release(f, t->unit, &t->area);
+        t->has_area = 0;
+    }
+    glex_table_purge(f, f->node, t->unit, t->job, t->vp->index);
+    t->cur = t->n; /* ends the task */
+}
+
+/* run one task as far as it goes: 1 if anything happened, 2 if it is finished */
+static int run_task(glex_fabric_t *f, glex_task_t *t, uint64_t now)
+{
+    int work = 0;
+    while (t->cur < t->n) {
+        const glex_desc_t *d = &t->d[t->cur];
+        int rc;
+        switch (d->kind) {
+        case GLEX_DESC_COLL: rc = step_coll(f, t, d); break;
+        case GLEX_DESC_MP: rc = step_mp(f, t, d); break;
+        default: rc = step_rdma(f, t, d); break;
+        }
+        if (rc < 0) {
+            fail_task(f, t, rc);
+            work = 1;
+            break;
+        }
+        if (rc)
+            t->last_progress = now, work = 1;
+        if (rc != 2) {
+            if (now - t->last_progress > (uint64_t)f->p.timeout_ms * 1000000ull) {
+                glex_error(GLEX_ETIMEDOUT,
+                           "no %s within GLEX_TIMEOUT=%.3f s (job %u, waiting on node %u vp %u)",
+                           d->branch && !t->recv_done ? "packet" : "credit",
+                           f->p.timeout_ms / 1000.0, t->job,
+                           d->branch && !t->recv_done ? d->recv_id : d->dest_id,
+                           d->branch && !t->recv_done ? d->recv_vp : d->dest_vp);
+                fail_task(f, t, GLEX_ETIMEDOUT);
+            }
+            break;
+        }
+        atomic_fetch_add_explicit(&t->vp->shm->desc_executed, 1, memory_order_relaxed);
+        t->cur++;
+        reset_desc_state(t);
+    }
+    if (t->cur < t->n)
+        return work;
+    if (t->status || t->d[t->n - 1].coll_end_flag) {
+        if (!write_cqe(f, t))
+            return work;
+        glex_ring(f, f->node);
+    }
+    atomic_fetch_add_explicit(t->status ? &t->vp->shm->tasks_failed : &t->vp->shm->tasks_completed,
+                              1, memory_order_relaxed);
+    return 2;
+}
+
+/* move whole sequences from a VP's DQ into tasks */
+static int fetch(glex_fabric_t *f, glex_engine_t *e, glex_vp_t *vp)
+{
+    glex_vp_shm_t *s = vp->shm;
+    uint32_t head = atomic_load_explicit(&s->dq_head, memory_order_relaxed);
+    uint32_t tail = atomic_load_explicit(&s->dq_tail, memory_order_acquire);
+    int work = 0;
+    while (head != tail) {
+        uint32_t n = 1;
+        while (!vp->dq[(head + n - 1) % f->p.dq_depth].ct)
+            n++;
+        glex_task_t *t = calloc(1, sizeof *t);
+        glex_desc_t *d = malloc(sizeof *d * n);
+        if (!t || !d) { /* leave it queued; try again later */
+            free(t);
+            free(d);
+            break;
+        }
+        for (uint32_t i = 0; i < n; i++)
+            d[i] = vp->dq[(head + i) % f->p.dq_depth];
+        t->vp = vp;
+        t->d = d;
+        t->n = n;
+        t->job = d[0].job_id;
+        t->unit = glex_job_unit(f, t->job);
+        t->last_progress = glex_now_ns();
+        atomic_fetch_add_explicit(&glex_unit_shm(f, f->node, t->unit)->tasks_admitted, 1,
+                                  memory_order_relaxed);
+        if (e->tail)
+            e->tail->next = t;
+        else
+            e->head = t;
+        e->tail = t;
+        e->ntasks++;
+        head += n;
+        work = 1;
+    }
+    atomic_store_explicit(&s->dq_head, head, memory_order_release);
+    return work;
+}
+
+static int progress_locked(glex_fabric_t *f, glex_engine_t *e)
+{
+    int work = 0;
+    for (uint32_t v = 0; v < f->p.vps_per_node; v++)
+        if (f->vps[v].shm)
+            work |= fetch(f, e, &f->vps[v]);
+    uint64_t now = glex_now_ns();
+    glex_task_t **pp = &e->head, *prev = NULL;
+    while (*pp) {
+        glex_task_t *t = *pp;
+        int rc = run_task(f, t, now);
+        if (rc == 2) {
+            *pp = t->next;
+            if (e->tail == t)
+                e->tail = prev;
+            e->ntasks--;
+            free(t->d);
+            free(t);
+            work = 1;
+            continue;
+        }
+        work |= rc;
+        prev = t;
+        pp = &t->next;
+    }
+    return work;
+}
+
+int glex_progress(glex_fabric_t *f)
+{
+    glex_engine_t *e = f->eng;
+    pthread_mutex_lock(&e->mu);
+    int work = progress_locked(f, e);
+    pthread_mutex_unlock(&e->mu);
+    return work;
+}
+
+void glex_host_wait_begin(glex_fabric_t *f)
+{
+    atomic_fetch_add(&f->eng->host_waiting, 1);
+}
+
+void glex_host_wait_end(glex_fabric_t *f)
+{
+    if (atomic_fetch_sub(&f->eng->host_waiting, 1) == 1)
+        glex_futex_wake(&f->eng->host_waiting, INT_MAX, false);
+}
+
+void glex_engine_kick(glex_fabric_t *f)
+{
+    glex_ring(f, f->node);
+}
+
+static void *engine_main(void *arg)
+{
+    glex_fabric_t *f = arg;
+    glex_engine_t *e = f->eng;
+    while (!atomic_load(&e->stop)) {
+        uint32_t hw = atomic_load(&e->host_waiting);
+        if (hw) { /* a waiting host drives progress; stay out of its way */
+            glex_futex_wait(&e->host_waiting, hw, 100, false);
+            continue;
+        }
+        uint32_t token = glex_wait_token(f);
+        int work = 0, busy = 0;
+        if (pthread_mutex_trylock(&e->mu) == 0) {
+            work = progress_locked(f, e);
+            busy = e->ntasks != 0;
+            pthread_mutex_unlock(&e->mu);
+        }
+        if (!work)
+            glex_wait(f, token, busy ? 20 : 1000);
+    }
+    return NULL;
+}
+
+int glex_engine_start(glex_fabric_t *f)
+{
+    glex_engine_t *e = calloc(1, sizeof *e);
+    if (!e)
+        return glex_error(GLEX_ENOMEM, "out of memory for the engine");
+    pthread_mutex_init(&e->mu, NULL);
+    f->eng = e;
+    const char *s = getenv("GLEX_ENGINE_THREAD");
+    if (s && !strcmp(s, "0"))
+        return GLEX_OK;
+    if (s && *s && strcmp(s, "1"))
+        return glex_error(GLEX_EINVAL, "GLEX_ENGINE_THREAD=%s is invalid: allowed 0 or 1", s);
+    int rc = glex_place_check_env();
+    if (rc)
+        return rc;
+    rc = pthread_create(&e->th, NULL, engine_main, f);
+    if (rc)
+        return glex_error(GLEX_ESYS, "cannot start the engine thread: %s", strerror(rc));
+    e->have_thread = 1;
+    return glex_place_engine_thread(f, e->th);
+}
+
+void glex_engine_stop(glex_fabric_t *f)
+{
+    glex_engine_t *e = f->eng;
+    if (!e)
+        return;
+    atomic_store(&e->stop, 1);
+    if (e->have_thread) {
+        glex_ring(f, f->node);
+        glex_futex_wake(&e->host_waiting, INT_MAX, false);
+        pthread_join(e->th, NULL);
+    }
+    while (e->head) {
+        glex_task_t *t = e->head;
+        e->head = t->next;
+        free(t->d);
+        free(t);
+    }
+    pthread_mutex_destroy(&e->mu);
+    free(e);
+    f->eng = NULL;
+}
+
+/* Wait for done(arg) while driving progress; spins up to spin_us, then blocks. */
+int glex_wait_until(glex_fabric_t *f, int (*done)(void *), void *arg, int timeout_ms)
+{
+    int spin_us = f->p.spin_us;
+    if (spin_us < 0) {
+        long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+        spin_us = (ncpu > 0 && f->nnodes < (uint32_t)ncpu) ? 50 : 0;
+    }
+    uint64_t start = glex_now_ns();
+    uint64_t end = timeout_ms < 0 ? UINT64_MAX : start + (uint64_t)timeout_ms * 1000000ull;
+    int rc = GLEX_OK;
+    glex_host_wait_begin(f);
+    while (!done(arg)) {
+        uint32_t token = glex_wait_token(f);
+        if (glex_progress(f))
+            continue;
+        if (done(arg))
+            break;
+        uint64_t now = glex_now_ns();
+        if (now >= end) {
+            rc = GLEX_ETIMEDOUT;
+            break;
+        }
+        if (now - start < (uint64_t)spin_us * 1000ull)
+            continue;
+        uint64_t left_ms = (end - now) / 1000000ull + 1;
+        glex_wait(f, token, left_ms > 20 ? 20 : (int)left_ms);
+    }
+    glex_host_wait_end(f);
+    return rc;
+}

@@ -1,0 +1,367 @@
+/* glex_emu_fabric.c - the job's shared-memory segment: create/attach/detach,
+ * layout, node slots, doorbells and JobID agreement. */
+#define _GNU_SOURCE
+#include "glex_emu_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define ALIGN(x, a) (((x) + (a)-1) / (a) * (a))
+
+static void layout(glex_shm_header_t *h, const glex_params_t *p, uint32_t nnodes)
+{
+    uint64_t units = (uint64_t)nnodes * p->units;
+    uint64_t nvps = (uint64_t)nnodes * p->vps_per_node;
+    uint64_t off = ALIGN(sizeof(glex_shm_header_t), 4096);
+    h->entry_size = ALIGN(sizeof(glex_pkt_hdr_t) + p->inline_max, 64);
+    h->table_words = (p->table_slots + 63) / 64;
+    h->ram_pages = p->unit_buffer_kb * 1024u / GLEX_PAGE;
+    h->jobs_per_unit = glex_jobs_per_unit(p);
+    h->guar_pages = (h->ram_pages / 2) / (h->jobs_per_unit * p->vps_per_node);
+    h->pool_first_page = h->guar_pages * h->jobs_per_unit * p->vps_per_node;
+    uint32_t pool_words = (h->ram_pages - h->pool_first_page + 63) / 64;
+    h->off_nodes = off;
+    off = ALIGN(off + nnodes * sizeof(glex_node_shm_t), 64);
+    h->off_units = off;
+    off = ALIGN(off + units * sizeof(glex_unit_shm_t), 64);
+    h->unit_stride_bitmap = ALIGN((h->table_words + pool_words) * 8ull, 64);
+    h->off_bitmaps = off;
+    off = ALIGN(off + units * h->unit_stride_bitmap, 4096);
+    h->unit_stride_table = ALIGN((uint64_t)p->table_slots * h->entry_size, 4096);
+    h->off_tables = off;
+    off += units * h->unit_stride_table;
+    h->unit_stride_ram = ALIGN(p->unit_buffer_kb * 1024ull, 4096);
+    h->off_ram = off;
+    off += units * h->unit_stride_ram;
+    h->off_vps = off;
+    off = ALIGN(off + nvps * sizeof(glex_vp_shm_t), 4096);
+    h->vp_ring_stride = ALIGN((uint64_t)p->dq_depth * sizeof(glex_desc_t) +
+                                  (uint64_t)p->cq_depth * (sizeof(glex_cqe_t) + sizeof(glex_rqe_t)),
+                              4096);
+    h->off_rings = off;
+    off += nvps * h->vp_ring_stride;
+    h->total_size = off;
+}
+
+static int check_job_name(const char *job)
+{
+    size_t n = job ? strlen(job) : 0;
+    if (n == 0 || n > 64)
+        return glex_error(GLEX_EINVAL, "job name length %zu is out of range 1..64", n);
+    for (size_t i = 0; i < n; i++) {
+        char c = job[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '-' || c == '.'))
+            return glex_error(GLEX_EINVAL,
+                              "job name '%s' has character '%c' at %zu: allowed [A-Za-z0-9_.-]",
+                              job, c, i);
+    }
+    return GLEX_OK;
+}
+
+/* first layout-relevant parameter that differs, or NULL */
+static const char *param_mismatch(const glex_params_t *a, const glex_params_t *b, uint32_t *va,
+                                  uint32_t *vb)
+{
+#define CMP(field, env)                  \
+    if (a->field != b->field) {          \
+        *va = a->field, *vb = b->field;  \
+        return env;                      \
+    }
+    CMP(units, "GLEX_UNITS")
+    CMP(unit_buffer_kb, "GLEX_UNIT_BUFFER_KB")
+    CMP(table_slots, "GLEX_TABLE_SLOTS")
+    CMP(inline_max, "GLEX_INLINE_MAX")
+    CMP(vps_per_node, "GLEX_VPS_PER_NODE")
+    CMP(dq_depth, "GLEX_DQ_DEPTH")
+    CMP(cq_depth, "GLEX_CQ_DEPTH")
+    CMP(pulses, "GLEX_PULSES")
+#undef CMP
+    return NULL;
+}
+
+static int wait_until(int (*pred)(void *), void *arg, int ms)
+{
+    uint64_t end = glex_now_ns() + (uint64_t)ms * 1000000ull;
+    while (!pred(arg)) {
+        if (glex_now_ns() > end)
+            return 0;
+        usleep(200);
+    }
+    return 1;
+}
+
+static int fd_sized(void *arg)
+{
+    struct stat st;
+    int fd = *(int *)arg;
+    return fstat(fd, &st) == 0 && (size_t)st.st_size >= sizeof(glex_shm_header_t);
+}
+
+static int hdr_ready(void *arg)
+{
+    return atomic_load(&((glex_shm_header_t *)arg)->ready) != 0;
+}
+
+static int attach_existing(glex_fabric_t *f, int fd, const glex_params_t *p, uint32_t nnodes)
+{
+    struct stat st;
+    if (!wait_until(fd_sized, &fd, 5000))
+        return glex_error(GLEX_EMISMATCH, "segment %s: creator never sized it", f->name);
+    if (fstat(fd, &st) != 0)
+        return glex_error(GLEX_ESYS, "fstat %s: %s", f->name, strerror(errno));
+    if (st.st_uid != getuid() || (st.st_mode & 0777) != 0600)
+        return glex_error(GLEX_EMISMATCH,
+                          "segment %s belongs to uid %u with mode %o: expected uid %u, mode 600",
+                          f->name, (unsigned)st.st_uid, (unsigned)(st.st_mode & 0777),
+                          (unsigned)getuid());
+    glex_shm_header_t *h = mmap(NULL, sizeof *h, PROT_READ, MAP_SHARED, fd, 0);
+    if (h == MAP_FAILED)
+        return glex_error(GLEX_ESYS, "mmap %s: %s", f->name, strerror(errno));
+    int rc = GLEX_OK;
+    uint32_t va = 0, vb = 0;
+    const char *which;
+    if (!wait_until(hdr_ready, h, 5000))
+        rc = glex_error(GLEX_EMISMATCH, "segment %s: header never became ready", f->name);
+    else if (h->magic != GLEX_MAGIC)
+        rc = glex_error(GLEX_EMISMATCH, "segment %s: magic %#llx, expected %#llx", f->name,
+                        (unsigned long long)h->magic, (unsigned long long)GLEX_MAGIC);
+    else if (h->abi != GLEX_ABI_VERSION)
+        rc = glex_error(GLEX_EMISMATCH, "segment %s: ABI version %u, this library has %u",
+                        f->name, h->abi, GLEX_ABI_VERSION);
+    else if (h->nnodes != nnodes)
+        rc = glex_error(GLEX_EMISMATCH, "segment %s: created for %u nodes, this process says %u",
+                        f->name, h->nnodes, nnodes);
+    else if ((which = param_mismatch(&h->params, p, &va, &vb)))
+        rc = glex_error(GLEX_EMISMATCH, "segment %s: created with %s=%u, this process has %u",
+                        f->name, which, va, vb);
+    else if ((uint64_t)st.st_size != h->total_size)
+        rc = glex_error(GLEX_EMISMATCH, "segment %s: size %lld, header says %llu", f->name,
+                        (long long)st.st_size, (unsigned long long)h->total_size);
+    size_t total = rc ? 0 : h->total_size;
+    munmap(h, sizeof *h);
+    if (rc)
+        return rc;
+    f->base = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (f->base == MAP_FAILED)
+        return glex_error(GLEX_ESYS, "mmap %s (%zu bytes): %s", f->name, total, strerror(errno));
+    f->size = total;
+    f->hdr = (glex_shm_header_t *)f->base;
+    uint32_t c = atomic_load(&f->hdr->refcount);
+    do {
+        if (c == 0) { /* last user is destroying it: start over */
+            munmap(f->base, f->size);
+            f->base = NULL;
+            return GLEX_EAGAIN;
+        }
+    } while (!atomic_compare_exchange_weak(&f->hdr->refcount, &c, c + 1));
+    return GLEX_OK;
+}
+
+static int create_new(glex_fabric_t *f, int fd, const glex_params_t *p, uint32_t nnodes)
+{
+    glex_shm_header_t tmp;
+    memset(&tmp, 0, sizeof tmp);
+    layout(&tmp, p, nnodes);
+    if (ftruncate(fd, (off_t)tmp.total_size) != 0) {
+        int e = errno;
+        shm_unlink(f->name);
+        return glex_error(GLEX_ESYS, "cannot size segment %s to %llu bytes: %s", f->name,
+                          (unsigned long long)tmp.total_size, strerror(e));
+    }
+    f->base = mmap(NULL, tmp.total_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (f->base == MAP_FAILED) {
+        int e = errno;
+        shm_unlink(f->name);
+        return glex_error(GLEX_ESYS, "mmap %s: %s", f->name, strerror(e));
+    }
+    f->size = tmp.total_size;
+    f->hdr = (glex_shm_header_t *)f->base;
+    memcpy(f->hdr, &tmp, sizeof tmp);
+    f->hdr->abi = GLEX_ABI_VERSION;
+    f->hdr->header_size = sizeof tmp;
+    f->hdr->params = *p;
+    f->hdr->nnodes = nnodes;
+    f->hdr->owner_uid = getuid();
+    atomic_store(&f->hdr->refcount, 1);
+    f->hdr->magic = GLEX_MAGIC;
+    atomic_store_explicit(&f->hdr->ready, 1, memory_order_release);
+    return GLEX_OK;
+}
+
+int glex_fabric_open(const char *job, uint32_t nnodes, uint32_t node_id,
+                     const glex_params_t *params, glex_fabric_t **out)
+{
+    int rc;
+    glex_params_t p;
+    *out = NULL;
+    if ((rc = check_job_name(job)))
+        return rc;
+    if (nnodes < 1 || nnodes > GLEX_MAX_NODES)
+        return glex_error(GLEX_EINVAL, "nnodes=%u is out of range 1..%u", nnodes, GLEX_MAX_NODES);
+    if (node_id >= nnodes)
+        return glex_error(GLEX_EINVAL, "node_id=%u is out of range 0..%u", node_id, nnodes - 1);
+    if (params)
+        p = *params;
+    else
+        glex_params_default(&p);
+    if ((rc = glex_params_check(&p)))
+        return rc;
+    glex_fabric_t *f = calloc(1, sizeof *f);
+    if (!f)
+        return glex_error(GLEX_ENOMEM, "out of memory for fabric handle");
+    snprintf(f->name, sizeof f->name, "/glex-%u-%s", (unsigned)getuid(), job);
+    f->p = p;
+    f->node = node_id;
+    f->nnodes = nnodes;
+    for (int attempt = 0;; attempt++) {
+        int fd = shm_open(f->name, O_RDWR | O_CREAT | O_EXCL, 0600);
+        if (fd >= 0) {
+            fchmod(fd, 0600); /* umask-proof */
+            rc = create_new(f, fd, &p, nnodes);
+        } else if (errno == EEXIST) {
+            fd = shm_open(f->name, O_RDWR, 0600);
+            if (fd < 0 && errno == ENOENT)
+                continue;
+            if (fd < 0) {
+                rc = glex_error(GLEX_ESYS, "shm_open %s: %s", f->name, strerror(errno));
+                break;
+            }
+            rc = attach_existing(f, fd, &p, nnodes);
+        } else {
+            rc = glex_error(GLEX_ESYS, "shm_open %s: %s", f->name, strerror(errno));
+            break;
+        }
+        close(fd);
+        if (rc != GLEX_EAGAIN || attempt > 1000)
+            break;
+        usleep(1000);
+    }
+    if (rc) {
+        free(f);
+        return rc;
+    }
+    glex_node_shm_t *n = glex_node_shm(f, node_id);
+    uint32_t z = 0;
+    if (!atomic_compare_exchange_strong(&n->attached, &z, 1)) {
+        rc = glex_error(GLEX_EBUSY, "node %u of %s is already attached by pid %d", node_id,
+                        f->name, (int)atomic_load(&n->pid));
+        f->node = UINT32_MAX;
+        glex_fabric_close(f);
+        return rc;
+    }
+    atomic_store(&n->pid, (int32_t)getpid());
+    f->vps = calloc(p.vps_per_node, sizeof *f->vps);
+    if (!f->vps || (rc = glex_engine_start(f))) {
+        if (!rc)
+            rc = glex_error(GLEX_ENOMEM, "out of memory for VP handles");
+        glex_fabric_close(f);
+        return rc;
+    }
+    *out = f;
+    return GLEX_OK;
+}
+
+int glex_fabric_close(glex_fabric_t *f)
+{
+    if (!f)
+        return GLEX_OK;
+    if (f->eng)
+        glex_engine_stop(f);
+    if (f->node != UINT32_MAX && f->vps) {
+        for (uint32_t v = 0; v < f->p.vps_per_node; v++)
+            if (f->vps[v].shm)
+                glex_vp_close(&f->vps[v]);
+    }
+    if (f->node != UINT32_MAX) {
+        glex_node_shm_t *n = glex_node_shm(f, f->node);
+        atomic_store(&n->pid, 0);
+        atomic_store(&n->attached, 0);
+    }
+    if (atomic_fetch_sub(&f->hdr->refcount, 1) == 1)
+        shm_unlink(f->name);
+    munmap(f->base, f->size);
+    free(f->vps);
+    free(f);
+    return GLEX_OK;
+}
+
+const glex_params_t *glex_fabric_params(const glex_fabric_t *f) { return &f->p; }
+uint32_t glex_fabric_node(const glex_fabric_t *f) { return f->node; }
+uint32_t glex_fabric_nnodes(const glex_fabric_t *f) { return f->nnodes; }
+const char *glex_fabric_name(const glex_fabric_t *f) { return f->name; }
+
+void glex_ring(glex_fabric_t *f, uint32_t node)
+{
+    glex_node_shm_t *n = glex_node_shm(f, node);
+    atomic_fetch_add(&n->doorbell, 1);
+    if (atomic_load(&n->sleepers))
+        glex_futex_wake(&n->doorbell, INT_MAX, true);
+}
+
+uint32_t glex_wait_token(const glex_fabric_t *f)
+{
+    return atomic_load(&glex_node_shm(f, f->node)->doorbell);
+}
+
+int glex_wait(glex_fabric_t *f, uint32_t token, int timeout_ms)
+{
+    glex_node_shm_t *n = glex_node_shm(f, f->node);
+    atomic_fetch_add(&n->sleepers, 1);
+    if (atomic_load(&n->doorbell) == token)
+        glex_futex_wait(&n->doorbell, token, timeout_ms, true);
+    atomic_fetch_sub(&n->sleepers, 1);
+    return GLEX_OK;
+}
+
+int glex_job_acquire(glex_fabric_t *f, uint64_t key, uint32_t members)
+{
+    glex_shm_header_t *h = f->hdr;
+    int id = -1, free_id = -1;
+    if (members == 0)
+        return glex_error(GLEX_EINVAL, "members=0 is out of range 1..%u", GLEX_MAX_NODES);
+    glex_lock(&h->job_lock);
+    for (int j = 0; j < (int)GLEX_MAX_JOBS; j++) {
+        glex_job_slot_t *s = &h->jobs[j];
+        if (s->used && s->key == key && s->joined < s->members) {
+            id = j;
+            break;
+        }
+        if (!s->used && free_id < 0)
+            free_id = j;
+    }
+    if (id >= 0) {
+        h->jobs[id].joined++;
+    } else if (free_id >= 0) {
+        id = free_id;
+        h->jobs[id] = (glex_job_slot_t){ .key = key, .members = members, .joined = 1, .used = 1 };
+    }
+    glex_unlock(&h->job_lock);
+    if (id < 0)
+        return glex_error(GLEX_EAGAIN, "all %u JobIDs are in use", GLEX_MAX_JOBS);
+    return id;
+}
+
+void glex_job_release(glex_fabric_t *f, int job_id)
+{
+    if (job_id < 0 || job_id >= (int)GLEX_MAX_JOBS)
+        return;
+    glex_job_slot_t *s = &f->hdr->jobs[job_id];
+    glex_lock(&f->hdr->job_lock);
+    if (s->used && ++s->left >= s->members)
+        s->used = 0;
+    glex_unlock(&f->hdr->job_lock);
+}
+
+void glex_debug_set_send_jitter(glex_fabric_t *f, uint32_t max_us, uint32_t seed)
+{
+    f->jitter_max_us = max_us;
+    f->jitter_seed = seed ? seed : 1;
+}

@@ -1,0 +1,208 @@
+/* glex_emu_internal.h - shared-memory layout and internal helpers of the NIC model. */
+#ifndef GLEX_EMU_INTERNAL_H
+#define GLEX_EMU_INTERNAL_H
+
+#include "glex_emu.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#define GLEX_MAGIC 0x58454c4721454d55ull /* "UME!GLEX" */
+#define GLEX_PAGE 1024u                  /* unit RAM allocation granule */
+#define GLEX_TABLE_RESERVE_PCT 10u       /* hash slots kept free for collisions */
+#define GLEX_CTRL_BYTES 16u              /* payload of credit/data-ready packets */
+
+#define glex_error glex_set_error
+
+/* ---- process-shared futex lock and waits ---- */
+typedef struct { _Atomic uint32_t v; } glex_lock_t;
+void glex_lock(glex_lock_t *l);
+void glex_unlock(glex_lock_t *l);
+/* futex on a shared word: wait while *w == val (timeout_ms < 0: forever) */
+void glex_futex_wait(_Atomic uint32_t *w, uint32_t val, int timeout_ms, bool shared);
+void glex_futex_wake(_Atomic uint32_t *w, int n, bool shared);
+uint64_t glex_now_ns(void);
+
+/* ---- packets in the hash buffer ---- */
+enum { GLEX_PKT_DATA = 0, GLEX_PKT_CREDIT = 1, GLEX_PKT_READY = 2 };
+
+typedef struct glex_key {
+    uint64_t hi; /* JobID 8 | src NodeID 24 | src VP 11 | SeqID 5 (48 bits used) */
+    uint32_t lo; /* dest VP 11 | kind 2 | fragment 16 (emulation extension)      */
+} glex_key_t;
+
+static inline glex_key_t glex_make_key(uint32_t job, uint32_t node, uint32_t vp, uint32_t seq,
+                                       uint32_t dvp, uint32_t kind, uint32_t frag)
+{
+    glex_key_t k;
+    k.hi = ((uint64_t)job << 40) | ((uint64_t)node << 16) | ((uint64_t)vp << 5) | seq;
+    k.lo = dvp | (kind << 11) | ((frag & 0xffffu) << 16);
+    return k;
+}
+
+typedef struct glex_pkt_hdr {
+    glex_key_t key;
+    uint16_t len;
+    uint16_t pad;
+} glex_pkt_hdr_t; /* 16 bytes; payload follows */
+
+/* payload of CREDIT (receiver->sender) and READY (sender->receiver) packets */
+typedef struct glex_ctrl {
+    uint32_t ram_off; /* byte offset in the receiver unit's RAM */
+    uint32_t len;     /* bytes of this pulse */
+    uint64_t off;     /* byte offset of the pulse in the message */
+} glex_ctrl_t;
+
+/* ---- shared memory structures ---- */
+typedef struct glex_unit_shm {
+    glex_lock_t lock;
+    uint32_t used;        /* valid table slots */
+    uint32_t pool_used;   /* borrowed pool pages */
+    _Atomic uint64_t packets_buffered, hash_probes, table_high_water;
+    _Atomic uint64_t ram_high_water, credit_stalls, trigger_waits, tasks_admitted;
+    uint64_t ram_used;    /* bytes of RAM lent (guaranteed + pool), for high water */
+} glex_unit_shm_t;
+
+typedef struct glex_node_shm {
+    _Atomic uint32_t doorbell; /* bumped on every packet/CQE for this node */
+    _Atomic uint32_t sleepers;
+    _Atomic int32_t pid;       /* owner process, 0 when free */
+    _Atomic uint32_t attached;
+} glex_node_shm_t;
+
+typedef struct glex_vp_shm {
+    _Atomic uint32_t open;
+    _Atomic uint32_t dq_head, dq_tail; /* host writes tail, engine advances head */
+    _Atomic uint32_t cq_head, cq_tail; /* engine writes tail, host advances head */
+    glex_lock_t rq_lock;               /* many producers */
+    _Atomic uint32_t rq_head, rq_tail;
+    _Atomic uint64_t desc_posted, desc_executed, tasks_completed, tasks_failed;
+    _Atomic uint64_t packets_sent, packets_received, bytes_sent, bytes_received;
+    _Atomic uint64_t trigger_waits, credit_stalls;
+} glex_vp_shm_t;
+
+typedef struct glex_job_slot {
+    uint64_t key;
+    uint32_t members, joined, left;
+    uint32_t used;
+} glex_job_slot_t;
+
+typedef struct glex_shm_header {
+    uint64_t magic;
+    uint32_t abi;
+    uint32_t header_size;
+    uint64_t total_size;
+    glex_params_t params;
+    uint32_t nnodes;
+    uint32_t owner_uid;
+    _Atomic uint32_t refcount; /* attached processes; 0 = being destroyed */
+    _Atomic uint32_t ready;
+    /* layout (byte offsets from the segment base) */
+    uint64_t off_nodes, off_units, off_bitmaps, off_tables, off_ram, off_vps, off_rings;
+    uint64_t unit_stride_bitmap, unit_stride_table, unit_stride_ram;
+    uint64_t vp_ring_stride;
+    uint32_t entry_size, table_words, ram_pages, pool_first_page, guar_pages;
+    uint32_t jobs_per_unit;
+    glex_lock_t job_lock;
+    glex_job_slot_t jobs[GLEX_MAX_JOBS];
+} glex_shm_header_t;
+
+/* ---- per-process handles ---- */
+typedef struct glex_engine glex_engine_t;
+
+struct glex_vp {
+    glex_fabric_t *f;
+    uint32_t index;
+    glex_vp_shm_t *shm;
+    glex_desc_t *dq;
+    glex_cqe_t *cq;
+    glex_rqe_t *rq;
+};
+
+struct glex_fabric {
+    char name[96];
+    uint8_t *base;
+    size_t size;
+    glex_shm_header_t *hdr;
+    glex_params_t p;
+    uint32_t node;
+    uint32_t nnodes;
+    struct glex_vp *vps; /* this node's VPs, index = VP number */
+    glex_engine_t *eng;
+    uint32_t jitter_max_us, jitter_seed;
+};
+
+/* layout accessors */
+static inline glex_node_shm_t *glex_node_shm(const glex_fabric_t *f, uint32_t node)
+{
+    return (glex_node_shm_t *)(f->base + f->hdr->off_nodes) + node;
+}
+static inline uint32_t glex_unit_index(const glex_fabric_t *f, uint32_t node, uint32_t unit)
+{
+    return node * f->p.units + unit;
+}
+static inline glex_unit_shm_t *glex_unit_shm(const glex_fabric_t *f, uint32_t node, uint32_t unit)
+{
+    return (glex_unit_shm_t *)(f->base + f->hdr->off_units) + glex_unit_index(f, node, unit);
+}
+static inline uint64_t *glex_unit_bitmap(const glex_fabric_t *f, uint32_t node, uint32_t unit)
+{
+    return (uint64_t *)(f->base + f->hdr->off_bitmaps +
+                        f->hdr->unit_stride_bitmap * glex_unit_index(f, node, unit));
+}
+static inline uint8_t *glex_unit_table(const glex_fabric_t *f, uint32_t node, uint32_t unit)
+{
+    return f->base + f->hdr->off_tables +
+           f->hdr->unit_stride_table * glex_unit_index(f, node, unit);
+}
+static inline uint8_t *glex_unit_ram(const glex_fabric_t *f, uint32_t node, uint32_t unit)
+{
+    return f->base + f->hdr->off_ram + f->hdr->unit_stride_ram * glex_unit_index(f, node, unit);
+}
+static inline glex_vp_shm_t *glex_vp_shm(const glex_fabric_t *f, uint32_t node, uint32_t vp)
+{
+    return (glex_vp_shm_t *)(f->base + f->hdr->off_vps) + (size_t)node * f->p.vps_per_node + vp;
+}
+static inline uint32_t glex_job_unit(const glex_fabric_t *f, uint32_t job)
+{
+    return job % f->p.units;
+}
+
+uint32_t glex_jobs_per_unit(const glex_params_t *p);
+
+/* doorbell: wake whoever waits on node */
+void glex_ring(glex_fabric_t *f, uint32_t node);
+
+/* hash buffer (glex_emu_table.c) */
+int glex_table_insert(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_key_t key,
+                      const void *payload, uint32_t len);
+/* returns payload length and copies it out, or -1 when absent */
+int glex_table_take(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_key_t key,
+                    void *payload, uint32_t cap);
+/* drop every packet of one job addressed to one VP (after a failed task) */
+void glex_table_purge(glex_fabric_t *f, uint32_t node, uint32_t unit, uint32_t job, uint32_t dvp);
+
+/* unit RAM credit areas (glex_emu_table.c) */
+typedef struct glex_area {
+    uint32_t off;   /* byte offset in unit RAM */
+    uint32_t bytes;
+    uint32_t pool;  /* 1 if borrowed from the pool (pages), 0 guaranteed */
+} glex_area_t;
+void glex_ram_acquire(glex_fabric_t *f, uint32_t unit, uint32_t job, uint32_t vp,
+                      uint64_t want, glex_area_t *a);
+void glex_ram_release(glex_fabric_t *f, uint32_t unit, const glex_area_t *a);
+
+/* descriptor validation (glex_emu_desc.c) */
+int glex_desc_validate(const glex_fabric_t *f, uint32_t vp, const glex_desc_t *d, size_t idx);
+
+/* engine (glex_emu_engine.c) */
+int glex_engine_start(glex_fabric_t *f);
+void glex_engine_stop(glex_fabric_t *f);
+void glex_engine_kick(glex_fabric_t *f);
+
+/* hwloc placement (glex_emu_place.c) */
+int glex_place_engine_thread(glex_fabric_t *f, pthread_t th);
+int glex_place_check_env(void);
+
+#endif

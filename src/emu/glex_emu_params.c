@@ -1,0 +1,117 @@
+/* glex_emu_params.c - NIC parameters: defaults, GLEX_* environment, checks. */
+#include "glex_emu_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+void glex_params_default(glex_params_t *p)
+{
+    p->units = 8;
+    p->unit_buffer_kb = 512;
+    p->table_slots = 2048;
+    p->inline_max = 48;
+    p->vps_per_node = 4;
+    p->dq_depth = 1024;
+    p->cq_depth = 1024;
+    p->pulses = 4;
+    p->timeout_ms = 30000;
+    p->spin_us = -1;
+}
+
+typedef struct {
+    const char *env;
+    size_t offset;
+    uint32_t lo, hi;
+} glex_param_row_t;
+
+#define ROW(env, field, lo, hi) { env, offsetof(glex_params_t, field), lo, hi }
+static const glex_param_row_t rows[] = {
+    ROW("GLEX_UNITS", units, 1, 64),
+    ROW("GLEX_UNIT_BUFFER_KB", unit_buffer_kb, 16, 1u << 20),
+    ROW("GLEX_TABLE_SLOTS", table_slots, 64, 1u << 20),
+    ROW("GLEX_INLINE_MAX", inline_max, GLEX_CTRL_BYTES, GLEX_INLINE_CAP),
+    ROW("GLEX_VPS_PER_NODE", vps_per_node, 1, GLEX_MAX_VPS),
+    ROW("GLEX_DQ_DEPTH", dq_depth, 16, 1u << 16),
+    ROW("GLEX_CQ_DEPTH", cq_depth, 16, 1u << 16),
+    ROW("GLEX_PULSES", pulses, 1, 64),
+};
+#define NROWS (sizeof rows / sizeof rows[0])
+
+static int parse_u32(const char *env, const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s || *end || s[0] == '-' || v < lo || v > hi)
+        return glex_error(GLEX_EINVAL, "%s=%s is invalid: allowed range %u..%u", env, s, lo, hi);
+    *out = (uint32_t)v;
+    return GLEX_OK;
+}
+
+int glex_params_from_env(glex_params_t *p)
+{
+    for (size_t i = 0; i < NROWS; i++) {
+        const char *s = getenv(rows[i].env);
+        if (!s || !*s)
+            continue;
+        int rc = parse_u32(rows[i].env, s, rows[i].lo, rows[i].hi,
+                           (uint32_t *)((char *)p + rows[i].offset));
+        if (rc)
+            return rc;
+    }
+    const char *s = getenv("GLEX_TIMEOUT");
+    if (s && *s) {
+        char *end;
+        double sec = strtod(s, &end);
+        if (end == s || *end || !(sec >= 0.001 && sec <= 86400.0))
+            return glex_error(GLEX_EINVAL,
+                              "GLEX_TIMEOUT=%s is invalid: allowed range 0.001..86400 seconds", s);
+        p->timeout_ms = (uint32_t)(sec * 1000.0 + 0.5);
+    }
+    s = getenv("GLEX_SPIN_US");
+    if (s && *s) {
+        uint32_t v;
+        if (!strcmp(s, "auto"))
+            p->spin_us = -1;
+        else if (parse_u32("GLEX_SPIN_US", s, 0, 100000, &v))
+            return glex_error(GLEX_EINVAL, "GLEX_SPIN_US=%s is invalid: allowed auto or 0..100000",
+                              s);
+        else
+            p->spin_us = (int32_t)v;
+    }
+    return glex_params_check(p);
+}
+
+uint32_t glex_jobs_per_unit(const glex_params_t *p)
+{
+    return (GLEX_MAX_JOBS + p->units - 1) / p->units;
+}
+
+int glex_params_check(const glex_params_t *p)
+{
+    for (size_t i = 0; i < NROWS; i++) {
+        uint32_t v = *(const uint32_t *)((const char *)p + rows[i].offset);
+        if (v < rows[i].lo || v > rows[i].hi)
+            return glex_error(GLEX_EINVAL, "%s=%u is out of range %u..%u", rows[i].env, v,
+                              rows[i].lo, rows[i].hi);
+    }
+    if (p->timeout_ms < 1 || p->timeout_ms > 86400000u)
+        return glex_error(GLEX_EINVAL, "timeout_ms=%u is out of range 1..86400000",
+                          p->timeout_ms);
+    if (p->spin_us < -1 || p->spin_us > 100000)
+        return glex_error(GLEX_EINVAL, "GLEX_SPIN_US=%d is out of range auto(-1)..100000",
+                          p->spin_us);
+    /* half the unit RAM is statically split per (JobID, VP) as guaranteed
+     * credit, one page at least each: see doc/nic-model.md */
+    uint64_t need = 2ull * glex_jobs_per_unit(p) * p->vps_per_node;
+    if (p->unit_buffer_kb < need)
+        return glex_error(GLEX_EINVAL,
+                          "GLEX_UNIT_BUFFER_KB=%u too small for GLEX_UNITS=%u and "
+                          "GLEX_VPS_PER_NODE=%u: allowed range %llu..%u",
+                          p->unit_buffer_kb, p->units, p->vps_per_node,
+                          (unsigned long long)need, 1u << 20);
+    if (p->cq_depth < 2)
+        return glex_error(GLEX_EINVAL, "GLEX_CQ_DEPTH=%u is out of range 16..65536", p->cq_depth);
+    return GLEX_OK;
+}

@@ -1,0 +1,160 @@
+/* glex_emu_vp.c - virtual ports: open/close, descriptor posting, CQ/RQ polling,
+ * counters. */
+#include "glex_emu_internal.h"
+
+#include <string.h>
+
+int glex_vp_open(glex_fabric_t *f, uint32_t vp, glex_vp_t **out)
+{
+    *out = NULL;
+    if (vp >= f->p.vps_per_node)
+        return glex_error(GLEX_EINVAL, "vp=%u is out of range 0..%u (GLEX_VPS_PER_NODE=%u)", vp,
+                          f->p.vps_per_node - 1, f->p.vps_per_node);
+    glex_vp_shm_t *s = glex_vp_shm(f, f->node, vp);
+    uint32_t z = 0;
+    if (!atomic_compare_exchange_strong(&s->open, &z, 1))
+        return glex_error(GLEX_EBUSY, "vp %u of node %u is already open", vp, f->node);
+    uint8_t *ring = f->base + f->hdr->off_rings +
+                    f->hdr->vp_ring_stride * ((uint64_t)f->node * f->p.vps_per_node + vp);
+    glex_vp_t *h = &f->vps[vp];
+    h->f = f;
+    h->index = vp;
+    h->dq = (glex_desc_t *)ring;
+    h->cq = (glex_cqe_t *)(ring + (size_t)f->p.dq_depth * sizeof(glex_desc_t));
+    h->rq = (glex_rqe_t *)((uint8_t *)h->cq + (size_t)f->p.cq_depth * sizeof(glex_cqe_t));
+    atomic_store(&s->dq_head, 0);
+    atomic_store(&s->dq_tail, 0);
+    atomic_store(&s->cq_head, 0);
+    atomic_store(&s->cq_tail, 0);
+    atomic_store(&s->rq_head, 0);
+    atomic_store(&s->rq_tail, 0);
+    h->shm = s;
+    *out = h;
+    return GLEX_OK;
+}
+
+int glex_vp_close(glex_vp_t *vp)
+{
+    if (!vp || !vp->shm)
+        return GLEX_OK;
+    glex_vp_shm_t *s = vp->shm;
+    vp->shm = NULL;
+    atomic_store(&s->open, 0);
+    return GLEX_OK;
+}
+
+uint32_t glex_vp_index(const glex_vp_t *vp) { return vp->index; }
+glex_fabric_t *glex_vp_fabric(const glex_vp_t *vp) { return vp->f; }
+
+int glex_desc_check(const glex_vp_t *vp, const glex_desc_t *d)
+{
+    if (!vp || !d)
+        return glex_error(GLEX_EINVAL, "null %s", vp ? "descriptor" : "VP");
+    return glex_desc_validate(vp->f, vp->index, d, 0);
+}
+
+int glex_vp_post(glex_vp_t *vp, const glex_desc_t *d, size_t n)
+{
+    if (!vp || !vp->shm)
+        return glex_error(GLEX_EINVAL, "post on a VP that is not open");
+    if (n == 0)
+        return GLEX_OK;
+    if (!d)
+        return glex_error(GLEX_EINVAL, "null descriptor array with n=%zu", n);
+    glex_fabric_t *f = vp->f;
+    int in_seq = 0;
+    for (size_t i = 0; i < n; i++) {
+        int rc = glex_desc_validate(f, vp->index, &d[i], i);
+        if (rc)
+            return rc;
+        if (d[i].ch == in_seq)
+            return glex_error(GLEX_EINVAL,
+                              "descriptor %zu: ch=%u but a sequence is %s (allowed %u)", i,
+                              d[i].ch, in_seq ? "open" : "not open", !in_seq);
+        if (in_seq && d[i].job_id != d[i - 1].job_id)
+            return glex_error(GLEX_EINVAL,
+                              "descriptor %zu: job_id=%u differs from its sequence's %u", i,
+                              d[i].job_id, d[i - 1].job_id);
+        in_seq = !d[i].ct;
+    }
+    if (in_seq)
+        return glex_error(GLEX_EINVAL, "descriptor %zu: last of the post has ct=0 (allowed 1)",
+                          n - 1);
+    glex_vp_shm_t *s = vp->shm;
+    uint32_t head = atomic_load_explicit(&s->dq_head, memory_order_acquire);
+    uint32_t tail = atomic_load_explicit(&s->dq_tail, memory_order_relaxed);
+    if ((uint64_t)(tail - head) + n > f->p.dq_depth)
+        return glex_error(GLEX_EAGAIN, "DQ of vp %u full: %u queued + %zu > depth %u", vp->index,
+                          tail - head, n, f->p.dq_depth);
+    for (size_t i = 0; i < n; i++)
+        memcpy(&vp->dq[(tail + i) % f->p.dq_depth], &d[i], sizeof d[i]);
+    atomic_store_explicit(&s->dq_tail, tail + (uint32_t)n, memory_order_release);
+    atomic_fetch_add_explicit(&s->desc_posted, n, memory_order_relaxed);
+    glex_engine_kick(f);
+    return GLEX_OK;
+}
+
+int glex_vp_poll_cq(glex_vp_t *vp, glex_cqe_t *e)
+{
+    glex_vp_shm_t *s = vp->shm;
+    uint32_t head = atomic_load_explicit(&s->cq_head, memory_order_relaxed);
+    if (head == atomic_load_explicit(&s->cq_tail, memory_order_acquire))
+        return 0;
+    *e = vp->cq[head % vp->f->p.cq_depth];
+    atomic_store_explicit(&s->cq_head, head + 1, memory_order_release);
+    return 1;
+}
+
+int glex_vp_poll_rq(glex_vp_t *vp, glex_rqe_t *e)
+{
+    glex_vp_shm_t *s = vp->shm;
+    uint32_t head = atomic_load_explicit(&s->rq_head, memory_order_relaxed);
+    if (head == atomic_load_explicit(&s->rq_tail, memory_order_acquire))
+        return 0;
+    *e = vp->rq[head % vp->f->p.cq_depth];
+    atomic_store_explicit(&s->rq_head, head + 1, memory_order_release);
+    return 1;
+}
+
+int glex_vp_is_open(glex_fabric_t *f, uint32_t node, uint32_t vp)
+{
+    if (node >= f->nnodes || vp >= f->p.vps_per_node)
+        return 0;
+    return atomic_load(&glex_vp_shm(f, node, vp)->open) != 0;
+}
+
+int glex_vp_counters(glex_fabric_t *f, uint32_t node, uint32_t vp, glex_vp_counters_t *c)
+{
+    if (node >= f->nnodes || vp >= f->p.vps_per_node)
+        return glex_error(GLEX_EINVAL, "counters of node %u vp %u: allowed node 0..%u vp 0..%u",
+                          node, vp, f->nnodes - 1, f->p.vps_per_node - 1);
+    glex_vp_shm_t *s = glex_vp_shm(f, node, vp);
+    c->desc_posted = atomic_load(&s->desc_posted);
+    c->desc_executed = atomic_load(&s->desc_executed);
+    c->tasks_completed = atomic_load(&s->tasks_completed);
+    c->tasks_failed = atomic_load(&s->tasks_failed);
+    c->packets_sent = atomic_load(&s->packets_sent);
+    c->packets_received = atomic_load(&s->packets_received);
+    c->bytes_sent = atomic_load(&s->bytes_sent);
+    c->bytes_received = atomic_load(&s->bytes_received);
+    c->trigger_waits = atomic_load(&s->trigger_waits);
+    c->credit_stalls = atomic_load(&s->credit_stalls);
+    return GLEX_OK;
+}
+
+int glex_unit_counters(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_unit_counters_t *c)
+{
+    if (node >= f->nnodes || unit >= f->p.units)
+        return glex_error(GLEX_EINVAL, "counters of node %u unit %u: allowed node 0..%u unit 0..%u",
+                          node, unit, f->nnodes - 1, f->p.units - 1);
+    glex_unit_shm_t *u = glex_unit_shm(f, node, unit);
+    c->packets_buffered = atomic_load(&u->packets_buffered);
+    c->hash_probes = atomic_load(&u->hash_probes);
+    c->table_high_water = atomic_load(&u->table_high_water);
+    c->table_used = u->used;
+    c->ram_high_water_kb = atomic_load(&u->ram_high_water) / 1024;
+    c->credit_stalls = atomic_load(&u->credit_stalls);
+    c->trigger_waits = atomic_load(&u->trigger_waits);
+    c->tasks_admitted = atomic_load(&u->tasks_admitted);
+    return GLEX_OK;
+}

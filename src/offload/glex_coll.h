@@ -1,0 +1,77 @@
+/* glex_coll.h - schedule compiler and collective API over the emulated NIC.
+ * Knows nothing of MPICH: a group is (size, my rank, rank -> NodeID/VP). */
+#ifndef GLEX_COLL_H
+#define GLEX_COLL_H
+
+#include "glex_emu.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+    GLEX_COLL_BCAST, GLEX_COLL_REDUCE, GLEX_COLL_ALLREDUCE, GLEX_COLL_BARRIER,
+    GLEX_COLL_KIND_COUNT
+} glex_coll_kind_t;
+
+typedef enum {
+    GLEX_ALGO_AUTO, GLEX_ALGO_BINOMIAL, GLEX_ALGO_RECURSIVE_DOUBLING,
+    GLEX_ALGO_RABENSEIFNER, GLEX_ALGO_DOUBLE_TREE,
+    GLEX_ALGO_COUNT
+} glex_algo_t;
+
+#define GLEX_IN_PLACE ((const void *)-1)
+
+const char *glex_coll_kind_name(glex_coll_kind_t k);
+const char *glex_algo_name(glex_algo_t a);
+/* parse an algorithm name; GLEX_EINVAL (message lists the valid names for k) */
+int glex_algo_parse(glex_coll_kind_t k, const char *s, glex_algo_t *out);
+/* 1 if algorithm a exists for collective k */
+int glex_algo_valid(glex_coll_kind_t k, glex_algo_t a);
+
+typedef struct glex_group glex_group_t;
+
+/* members[r] = NodeID of rank r, vps[r] = its VP.  group_key must be the same
+ * on every member and unique among the fabric's live groups. */
+int glex_group_create(glex_vp_t *vp, uint64_t group_key, uint32_t size, uint32_t rank,
+                      const uint32_t *nodes, const uint16_t *vps, glex_group_t **out);
+void glex_group_free(glex_group_t *g);
+uint32_t glex_group_size(const glex_group_t *g);
+uint32_t glex_group_rank(const glex_group_t *g);
+
+typedef struct glex_coll_args {
+    glex_coll_kind_t kind;
+    glex_algo_t algo;      /* GLEX_ALGO_AUTO picks from the threshold table */
+    int host_mode;         /* 1: host-based (host posts every step) */
+    uint32_t root;         /* bcast, reduce */
+    uint64_t count;        /* elements */
+    glex_type_t type;
+    glex_op_t op;          /* reduce, allreduce */
+    const void *sendbuf;   /* GLEX_IN_PLACE or == recvbuf: in place */
+    void *recvbuf;         /* bcast: the buffer; reduce: significant at root */
+} glex_coll_args_t;
+
+/* Which algorithm a call will run: the one asked for when it fits the call,
+ * else what 'auto' picks.  GLEX_ENOTSUP when op x type is not offloadable. */
+int glex_coll_resolve(const glex_group_t *g, const glex_coll_args_t *a, glex_algo_t *out);
+
+typedef struct glex_req glex_req_t;
+int glex_coll_start(glex_group_t *g, const glex_coll_args_t *a, glex_req_t **out);
+/* *done = 1 when complete; returns the request's status once done */
+int glex_coll_test(glex_req_t *r, int *done);
+/* blocks (futex, not spinning) until done; returns the status */
+int glex_coll_wait(glex_req_t *r);
+void glex_coll_req_free(glex_req_t *r);
+glex_algo_t glex_coll_req_algo(const glex_req_t *r);
+/* start + wait + free */
+int glex_coll_run(glex_group_t *g, const glex_coll_args_t *a);
+
+/* Compiled plans cached in this group (for tests and tools). */
+uint32_t glex_group_plans(const glex_group_t *g);
+/* Number of descriptors this rank posts for the call (compiles if needed). */
+int glex_coll_plan_size(glex_group_t *g, const glex_coll_args_t *a);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,269 @@
+/* glex_coll_group.c - groups, algorithm names, the 'auto' threshold table and
+ * the per-group plan cache. */
+#include "glex_coll_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const kind_names[GLEX_COLL_KIND_COUNT] = { "bcast", "reduce", "allreduce",
+                                                              "barrier" };
+static const char *const algo_names[GLEX_ALGO_COUNT] = { "auto", "binomial", "recursive_doubling",
+                                                         "rabenseifner", "double_tree" };
+/* which algorithms exist for each collective (bit per glex_algo_t) */
+static const unsigned algo_mask[GLEX_COLL_KIND_COUNT] = {
+    [GLEX_COLL_BCAST] = 1u << GLEX_ALGO_AUTO | 1u << GLEX_ALGO_BINOMIAL | 1u << GLEX_ALGO_DOUBLE_TREE,
+    [GLEX_COLL_REDUCE] = 1u << GLEX_ALGO_AUTO | 1u << GLEX_ALGO_BINOMIAL |
+                         1u << GLEX_ALGO_RABENSEIFNER | 1u << GLEX_ALGO_DOUBLE_TREE,
+    [GLEX_COLL_ALLREDUCE] = 1u << GLEX_ALGO_AUTO | 1u << GLEX_ALGO_BINOMIAL |
+                            1u << GLEX_ALGO_RECURSIVE_DOUBLING | 1u << GLEX_ALGO_RABENSEIFNER |
+                            1u << GLEX_ALGO_DOUBLE_TREE,
+    [GLEX_COLL_BARRIER] = 1u << GLEX_ALGO_AUTO | 1u << GLEX_ALGO_BINOMIAL,
+};
+
+const char *glex_coll_kind_name(glex_coll_kind_t k)
+{
+    return (unsigned)k < GLEX_COLL_KIND_COUNT ? kind_names[k] : "?";
+}
+
+const char *glex_algo_name(glex_algo_t a)
+{
+    return (unsigned)a < GLEX_ALGO_COUNT ? algo_names[a] : "?";
+}
+
+int glex_algo_valid(glex_coll_kind_t k, glex_algo_t a)
+{
+    return (unsigned)k < GLEX_COLL_KIND_COUNT && (unsigned)a < GLEX_ALGO_COUNT &&
+           (algo_mask[k] >> a & 1u);
+}
+
+int glex_algo_parse(glex_coll_kind_t k, const char *s, glex_algo_t *out)
+{
+    char list[160] = "";
+    for (int a = 0; a < GLEX_ALGO_COUNT; a++) {
+        if (!glex_algo_valid(k, (glex_algo_t)a))
+            continue;
+        if (s && !strcmp(s, algo_names[a])) {
+            *out = (glex_algo_t)a;
+            return GLEX_OK;
+        }
+        strcat(list, *list ? "|" : "");
+        strcat(list, algo_names[a]);
+    }
+    return glex_error(GLEX_EINVAL, "%s algorithm '%s' is not valid: allowed %s",
+                      glex_coll_kind_name(k), s ? s : "(null)", list);
+}
+
+/* ---- fitting and the auto table ---- */
+
+bool glex_algo_fits(const glex_group_t *g, const glex_coll_args_t *a, glex_algo_t algo)
+{
+    uint32_t n = g->size;
+    if (!glex_algo_valid(a->kind, algo) || algo == GLEX_ALGO_AUTO)
+        return false;
+    switch (algo) {
+    case GLEX_ALGO_BINOMIAL:
+    case GLEX_ALGO_RECURSIVE_DOUBLING:
+        return true;
+    case GLEX_ALGO_RABENSEIFNER:
+        return n >= 2 && a->count >= pof2_floor(n);
+    case GLEX_ALGO_DOUBLE_TREE:
+        return n >= 2 && a->count >= 2;
+    default:
+        return false;
+    }
+}
+
+/* The one threshold table behind 'auto' (doc/algorithms.md):
+ *   bcast:     < 16 KiB or 2 ranks: binomial;            else double_tree
+ *   reduce:    < 64 KiB or count < pof2: binomial;       else rabenseifner
+ *   allreduce: <= 4 KiB or count < pof2: recursive_doubling; else rabenseifner
+ *   barrier:   binomial */
+glex_algo_t glex_algo_auto(const glex_group_t *g, const glex_coll_args_t *a)
+{
+    uint64_t bytes = a->count * glex_type_size(a->type);
+    uint32_t n = g->size;
+    switch (a->kind) {
+    case GLEX_COLL_BCAST:
+        return (bytes < 16384 || n <= 2 || a->count < 2) ? GLEX_ALGO_BINOMIAL
+                                                         : GLEX_ALGO_DOUBLE_TREE;
+    case GLEX_COLL_REDUCE:
+        return (bytes < 65536 || a->count < pof2_floor(n)) ? GLEX_ALGO_BINOMIAL
+                                                           : GLEX_ALGO_RABENSEIFNER;
+    case GLEX_COLL_ALLREDUCE:
+        return (bytes <= 4096 || a->count < pof2_floor(n)) ? GLEX_ALGO_RECURSIVE_DOUBLING
+                                                           : GLEX_ALGO_RABENSEIFNER;
+    default:
+        return GLEX_ALGO_BINOMIAL;
+    }
+}
+
+/* ---- groups ---- */
+
+int glex_group_create(glex_vp_t *vp, uint64_t group_key, uint32_t size, uint32_t rank,
+                      const uint32_t *nodes, const uint16_t *vps, glex_group_t **out)
+{
+    *out = NULL;
+    if (!vp || !nodes || !vps)
+        return glex_error(GLEX_EINVAL, "group_create: null %s", !vp ? "vp" : !nodes ? "nodes" : "vps");
+    glex_fabric_t *f = glex_vp_fabric(vp);
+    const glex_params_t *p = glex_fabric_params(f);
+    if (size < 1 || size > glex_fabric_nnodes(f) * p->vps_per_node)
+        return glex_error(GLEX_EINVAL, "group size %u is out of range 1..%u", size,
+                          glex_fabric_nnodes(f) * p->vps_per_node);
+    if (rank >= size)
+        return glex_error(GLEX_EINVAL, "group rank %u is out of range 0..%u", rank, size - 1);
+    for (uint32_t i = 0; i < size; i++) {
+        if (nodes[i] >= glex_fabric_nnodes(f) || vps[i] >= p->vps_per_node)
+            return glex_error(GLEX_EINVAL,
+                              "group member %u at node %u vp %u: allowed node 0..%u vp 0..%u", i,
+                              nodes[i], vps[i], glex_fabric_nnodes(f) - 1, p->vps_per_node - 1);
+    }
+    if (nodes[rank] != glex_fabric_node(f) || vps[rank] != glex_vp_index(vp))
+        return glex_error(GLEX_EINVAL, "group rank %u is node %u vp %u, but this VP is node %u vp %u",
+                          rank, nodes[rank], vps[rank], glex_fabric_node(f), glex_vp_index(vp));
+    uint64_t seg_kb = 64;
+    const char *s = getenv("GLEX_COLL_SEGMENT_KB");
+    if (s && *s) {
+        char *end;
+        unsigned long long v = strtoull(s, &end, 10);
+        if (*end || end == s || s[0] == '-' || v < 1 || v > 65536)
+            return glex_error(GLEX_EINVAL,
+                              "GLEX_COLL_SEGMENT_KB=%s is invalid: allowed range 1..65536", s);
+        seg_kb = v;
+    }
+    glex_group_t *g = calloc(1, sizeof *g);
+    if (!g)
+        return glex_error(GLEX_ENOMEM, "out of memory for a group");
+    g->nodes = malloc(sizeof *g->nodes * size);
+    g->vps = malloc(sizeof *g->vps * size);
+    if (!g->nodes || !g->vps) {
+        glex_group_free(g);
+        return glex_error(GLEX_ENOMEM, "out of memory for a group of %u", size);
+    }
+    memcpy(g->nodes, nodes, sizeof *g->nodes * size);
+    memcpy(g->vps, vps, sizeof *g->vps * size);
+    g->vp = vp;
+    g->f = f;
+    g->key = group_key;
+    g->size = size;
+    g->rank = rank;
+    g->seg_bytes = seg_kb * 1024;
+    *out = g;
+    return GLEX_OK;
+}
+
+static void plan_free(glex_plan_t *p)
+{
+    for (uint32_t i = 0; i < p->ntmp; i++)
+        free(p->tmp_free[i]);
+    free(p->tmp_free);
+    free(p->d);
+    free(p);
+}
+
+void glex_group_free(glex_group_t *g)
+{
+    if (!g)
+        return;
+    while (g->plans) {
+        glex_plan_t *p = g->plans;
+        g->plans = p->next;
+        plan_free(p);
+    }
+    free(g->postbuf);
+    free(g->nodes);
+    free(g->vps);
+    free(g);
+}
+
+uint32_t glex_group_size(const glex_group_t *g) { return g->size; }
+uint32_t glex_group_rank(const glex_group_t *g) { return g->rank; }
+uint32_t glex_group_plans(const glex_group_t *g) { return g->nplans; }
+
+/* ---- plan cache ---- */
+
+static glex_plan_sig_t make_sig(const glex_group_t *g, const glex_coll_args_t *a, glex_algo_t algo)
+{
+    glex_plan_sig_t s;
+    memset(&s, 0, sizeof s);
+    s.kind = a->kind;
+    s.algo = algo;
+    s.host = a->host_mode ? 1 : 0;
+    s.inplace = a->sendbuf == GLEX_IN_PLACE || a->sendbuf == a->recvbuf;
+    if (a->kind == GLEX_COLL_REDUCE && g->rank != a->root)
+        s.inplace = 0; /* only the root's in-place changes its schedule */
+    if (a->kind == GLEX_COLL_BCAST || a->kind == GLEX_COLL_REDUCE)
+        s.root = a->root;
+    if (a->kind != GLEX_COLL_BARRIER) {
+        s.count = a->count;
+        s.type = a->type;
+    }
+    if (a->kind == GLEX_COLL_REDUCE || a->kind == GLEX_COLL_ALLREDUCE)
+        s.op = a->op;
+    return s;
+}
+
+static int compile(glex_group_t *g, const glex_coll_args_t *a, glex_plan_t *p)
+{
+    const glex_params_t *prm = glex_fabric_params(g->f);
+    glex_sched_t s;
+    for (uint64_t seg = g->seg_bytes;; seg *= 2) {
+        memset(&s, 0, sizeof s);
+        s.g = g;
+        s.a = a;
+        s.inplace = p->sig.inplace;
+        s.es = a->kind == GLEX_COLL_BARRIER ? 4 : glex_type_size(a->type);
+        s.seg_bytes = seg;
+        switch (a->kind) {
+        case GLEX_COLL_BCAST: glex_build_bcast(&s, (glex_algo_t)p->sig.algo); break;
+        case GLEX_COLL_REDUCE: glex_build_reduce(&s, (glex_algo_t)p->sig.algo); break;
+        default: glex_build_allreduce(&s, (glex_algo_t)p->sig.algo); break;
+        }
+        if (s.n == 0) /* nothing to move: one no-op step completes the task */
+            sc_local(&s, 0, 0, 0, false);
+        if (s.err) {
+            free(s.d);
+            return s.err;
+        }
+        if (s.n <= prm->dq_depth || p->sig.host)
+            break;
+        free(s.d); /* too many steps for the DQ: coarser segments */
+    }
+    s.d[0].ch = 1;
+    s.d[s.n - 1].ct = 1;
+    s.d[s.n - 1].coll_end_flag = 1;
+    p->d = s.d;
+    p->n = s.n;
+    p->tmp_bytes = s.tmp_bytes;
+    return GLEX_OK;
+}
+
+glex_plan_t *glex_plan_get(glex_group_t *g, const glex_coll_args_t *a, glex_algo_t algo, int *err)
+{
+    glex_plan_sig_t sig = make_sig(g, a, algo);
+    glex_plan_t **pp = &g->plans;
+    for (; *pp; pp = &(*pp)->next) {
+        if (!memcmp(&(*pp)->sig, &sig, sizeof sig)) {
+            glex_plan_t *p = *pp; /* move to front */
+            *pp = p->next;
+            p->next = g->plans;
+            g->plans = p;
+            return p;
+        }
+    }
+    glex_plan_t *p = calloc(1, sizeof *p);
+    if (!p) {
+        *err = glex_error(GLEX_ENOMEM, "out of memory for a plan");
+        return NULL;
+    }
+    p->sig = sig;
+    if ((*err = compile(g, a, p))) {
+        free(p);
+        return NULL;
+    }
+    p->next = g->plans;
+    g->plans = p;
+    g->nplans++;
+    return p;
+}

@@ -1,0 +1,105 @@
+/* glex_coll_internal.h - schedule compiler internals. */
+#ifndef GLEX_COLL_INTERNAL_H
+#define GLEX_COLL_INTERNAL_H
+
+#include "glex_coll.h"
+
+#include <stdbool.h>
+
+#define glex_error glex_set_error
+
+/* buffer references inside plan templates: tag in the top byte, byte offset below */
+enum { BUF_NONE = 0, BUF_SEND = 1, BUF_RECV = 2, BUF_TMP = 3 };
+#define REF(buf, off) (((uint64_t)(buf) << 56) | (uint64_t)(off))
+#define REF_BUF(r) ((unsigned)((r) >> 56))
+#define REF_OFF(r) ((r) & ((1ull << 56) - 1))
+
+typedef struct glex_plan_sig {
+    int kind, algo, host, inplace;
+    uint32_t root;
+    uint64_t count;
+    int type, op;
+} glex_plan_sig_t;
+
+typedef struct glex_plan {
+    struct glex_plan *next;
+    glex_plan_sig_t sig;
+    glex_desc_t *d;
+    uint32_t n;
+    uint64_t tmp_bytes;
+    void **tmp_free;      /* scratch buffers ready for reuse */
+    uint32_t ntmp, captmp;
+} glex_plan_t;
+
+struct glex_group {
+    glex_vp_t *vp;
+    glex_fabric_t *f;
+    uint64_t key;
+    uint32_t size, rank;
+    uint32_t *nodes;
+    uint16_t *vps;
+    uint64_t calls;
+    glex_plan_t *plans;
+    uint32_t nplans;
+    uint64_t seg_bytes;   /* pipelining segment (GLEX_COLL_SEGMENT_KB) */
+    glex_desc_t *postbuf; /* relocated copy of a plan being posted */
+    uint32_t postcap;
+};
+
+/* schedule under construction */
+typedef struct glex_sched {
+    const glex_group_t *g;
+    const glex_coll_args_t *a;
+    bool inplace;
+    size_t es;
+    uint64_t seg_bytes;
+    glex_desc_t *d;
+    uint32_t n, cap;
+    int err;
+    uint64_t tmp_bytes;
+} glex_sched_t;
+
+void sc_send(glex_sched_t *s, uint32_t peer, uint32_t seq, uint64_t ref, uint64_t cnt);
+void sc_recv(glex_sched_t *s, uint32_t peer, uint32_t seq, uint64_t ref, uint64_t cnt, bool red);
+void sc_xchg(glex_sched_t *s, uint32_t peer, uint32_t seq, uint64_t sref, uint64_t scnt,
+             uint64_t rref, uint64_t rcnt, bool red);
+void sc_fwd(glex_sched_t *s, uint32_t src, uint32_t rseq, uint32_t dst, uint32_t sseq,
+            uint64_t ref, uint64_t cnt, bool red);
+void sc_local(glex_sched_t *s, uint64_t sref, uint64_t dref, uint64_t cnt, bool red);
+void sc_need_tmp(glex_sched_t *s, uint64_t bytes);
+
+/* shapes shared by algorithms */
+static inline uint32_t pof2_floor(uint32_t n)
+{
+    uint32_t p = 1;
+    while (p * 2 <= n)
+        p *= 2;
+    return p;
+}
+static inline uint32_t log2u(uint32_t p)
+{
+    uint32_t k = 0;
+    while ((1u << k) < p)
+        k++;
+    return k;
+}
+/* binomial tree in virtual ranks (root 0): parent (or -1), children in the
+ * order they are combined (increasing distance); returns child count */
+int glex_binomial(uint32_t v, uint32_t n, int64_t *parent, uint32_t *children, uint32_t *bits);
+/* in-order binary tree over positions [0, m): parent position (-1 = tree root) and
+ * up to two children (-1 = none) of position p */
+void glex_inorder_tree(uint32_t m, uint32_t p, int64_t *parent, int64_t kids[2]);
+/* segments: nseg and elements per segment for cnt elements */
+void glex_segments(const glex_sched_t *s, uint64_t cnt, uint64_t *nseg, uint64_t *seg);
+
+/* algorithm bodies */
+void glex_build_bcast(glex_sched_t *s, glex_algo_t algo);
+void glex_build_reduce(glex_sched_t *s, glex_algo_t algo);
+void glex_build_allreduce(glex_sched_t *s, glex_algo_t algo);
+/* does algorithm a fit this call? */
+bool glex_algo_fits(const glex_group_t *g, const glex_coll_args_t *a, glex_algo_t algo);
+glex_algo_t glex_algo_auto(const glex_group_t *g, const glex_coll_args_t *a);
+
+glex_plan_t *glex_plan_get(glex_group_t *g, const glex_coll_args_t *a, glex_algo_t algo,
+                           int *err);
+#endif

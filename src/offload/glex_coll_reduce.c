@@ -1,0 +1,190 @@
+/* glex_coll_reduce.c - reduce and allreduce schedules: binomial, recursive
+ * doubling, Rabenseifner (vector halving + distance doubling, then binomial
+ * gather or recursive-doubling allgather) and double tree.  The combining
+ * order is fixed by the schedule, so floating-point results are reproducible. */
+#include "glex_coll_internal.h"
+
+void glex_bcast_binomial(glex_sched_t *s, uint32_t root, uint64_t buf, uint64_t cnt,
+                         uint32_t seqbase);
+void glex_bcast_dtree(glex_sched_t *s, uint32_t root, uint64_t buf, uint64_t cnt,
+                      uint32_t seqbase);
+void glex_reduce_dtree(glex_sched_t *s, uint32_t root, uint64_t acc, uint64_t cnt,
+                       uint32_t seqbase);
+
+#define REAL(v) (((v) + root) % s->g->size)
+#define SEQ_PAIR_IN 0u   /* extra rank folds its data into its partner */
+#define SEQ_PAIR_OUT 31u /* partner returns the result to the extra rank */
+
+/* binomial reduce of src into acc at virtual root 0 */
+static void reduce_binomial(glex_sched_t *s, uint32_t root, uint64_t acc, uint64_t src,
+                            uint64_t cnt)
+{
+    uint32_t n = s->g->size, v = (s->g->rank + n - root) % n, kids[32], bits[32];
+    int64_t parent;
+    int nk = glex_binomial(v, n, &parent, kids, bits);
+    uint32_t mybit = v ? (uint32_t)__builtin_ctz(v) : 0;
+    if (nk == 0) {
+        if (parent >= 0)
+            sc_send(s, REAL((uint32_t)parent), mybit, src, cnt);
+        else if (src != acc && cnt)
+            sc_local(s, src, acc, cnt, false);
+        return;
+    }
+    if (src != acc && cnt)
+        sc_local(s, src, acc, cnt, false);
+    for (int i = 0; i < nk; i++) {
+        if (i == nk - 1 && parent >= 0)
+            sc_fwd(s, REAL(kids[i]), bits[i], REAL((uint32_t)parent), mybit, acc, cnt, true);
+        else
+            sc_recv(s, REAL(kids[i]), bits[i], acc, cnt, true);
+    }
+}
+
+/* The power-of-two core used by recursive doubling and Rabenseifner: ranks
+ * v < 2r pair up (odd folds into even).  Returns the new rank, or -1 for a
+ * rank that only contributed. */
+static int64_t fold_extra(glex_sched_t *s, uint32_t root, uint64_t acc, uint64_t src,
+                          uint64_t cnt, bool result_back)
+{
+    uint32_t n = s->g->size, v = (s->g->rank + n - root) % n;
+    uint32_t r = n - pof2_floor(n);
+    if (v < 2 * r && (v & 1)) {
+        sc_send(s, REAL(v - 1), SEQ_PAIR_IN, src, cnt);
+        if (result_back)
+            sc_recv(s, REAL(v - 1), SEQ_PAIR_OUT, acc, cnt, false);
+        return -1;
+    }
+    if (src != acc && cnt)
+        sc_local(s, src, acc, cnt, false);
+    if (v < 2 * r) {
+        sc_recv(s, REAL(v + 1), SEQ_PAIR_IN, acc, cnt, true);
+        return v / 2;
+    }
+    return v - r;
+}
+
+static uint32_t new_to_v(uint32_t nr, uint32_t r) { return nr < r ? nr * 2 : nr + r; }
+
+static void unfold_extra(glex_sched_t *s, uint32_t root, uint64_t acc, uint64_t cnt)
+{
+    uint32_t n = s->g->size, v = (s->g->rank + n - root) % n;
+    if (v < 2 * (n - pof2_floor(n)))
+        sc_send(s, REAL(v + 1), SEQ_PAIR_OUT, acc, cnt);
+}
+
+static void allreduce_rd(glex_sched_t *s, uint64_t acc, uint64_t src, uint64_t cnt)
+{
+    const uint32_t root = 0;
+    uint32_t n = s->g->size, pof2 = pof2_floor(n), r = n - pof2;
+    int64_t nr = fold_extra(s, root, acc, src, cnt, true);
+    if (nr < 0)
+        return;
+    for (uint32_t st = 0; (1u << st) < pof2; st++) {
+        uint32_t partner = new_to_v((uint32_t)nr ^ (1u << st), r);
+        sc_xchg(s, REAL(partner), 1 + st, acc, cnt, acc, cnt, true);
+    }
+    unfold_extra(s, root, acc, cnt);
+}
+
+/* element displacement of block i of pof2 blocks */
+static uint64_t disp(uint64_t cnt, uint32_t pof2, uint32_t i)
+{
+    uint64_t q = cnt / pof2, rem = cnt % pof2;
+    return i * q + (i < rem ? i : rem);
+}
+
+/* Rabenseifner: reduce-scatter by vector halving / distance doubling, then a
+ * binomial gather to virtual root 0 or (all) a recursive-doubling allgather. */
+static void rabenseifner(glex_sched_t *s, uint32_t root, uint64_t acc, uint64_t src, uint64_t cnt,
+                         bool all)
+{
+    uint32_t n = s->g->size, pof2 = pof2_floor(n), r = n - pof2, k = log2u(pof2);
+    size_t es = s->es;
+    int64_t nr64 = fold_extra(s, root, acc, src, cnt, all);
+    if (nr64 < 0)
+        return;
+    uint32_t nr = (uint32_t)nr64, lo = 0, hi = pof2, wlo[32], whi[32];
+#define AT(b) (acc + disp(cnt, pof2, (b)) * es)
+#define LEN(a, b) (disp(cnt, pof2, (b)) - disp(cnt, pof2, (a)))
+    for (uint32_t st = 0; st < k; st++) {
+        uint32_t mask = 1u << st, half = (hi - lo) / 2, partner = new_to_v(nr ^ mask, r);
+        uint32_t klo = (nr & mask) ? lo + half : lo, khi = (nr & mask) ? hi : lo + half;
+        uint32_t slo = (nr & mask) ? lo : lo + half, shi = (nr & mask) ? lo + half : hi;
+        sc_xchg(s, REAL(partner), 1 + st, AT(slo), LEN(slo, shi), AT(klo), LEN(klo, khi), true);
+        wlo[st] = lo, whi[st] = hi;
+        lo = klo, hi = khi;
+    }
+    for (uint32_t st = k; st-- > 0;) {
+        uint32_t mask = 1u << st, partner = new_to_v(nr ^ mask, r);
+        uint32_t olo = lo == wlo[st] ? hi : wlo[st], ohi = lo == wlo[st] ? whi[st] : lo;
+        if (all) {
+            sc_xchg(s, REAL(partner), 1 + k + st, AT(lo), LEN(lo, hi), AT(olo), LEN(olo, ohi),
+                    false);
+        } else if (nr & mask) {
+            sc_send(s, REAL(partner), 1 + k + st, AT(lo), LEN(lo, hi));
+            return;
+        } else {
+            sc_recv(s, REAL(partner), 1 + k + st, AT(olo), LEN(olo, ohi), false);
+        }
+        lo = wlo[st], hi = whi[st];
+    }
+#undef AT
+#undef LEN
+    if (all)
+        unfold_extra(s, root, acc, cnt);
+}
+
+void glex_build_reduce(glex_sched_t *s, glex_algo_t algo)
+{
+    const glex_coll_args_t *a = s->a;
+    bool am_root = s->g->rank == a->root;
+    uint64_t bytes = a->count * s->es;
+    uint64_t acc = am_root ? REF(BUF_RECV, 0) : REF(BUF_TMP, 0);
+    uint64_t src = (am_root && s->inplace) ? REF(BUF_RECV, 0) : REF(BUF_SEND, 0);
+    if (!am_root && algo != GLEX_ALGO_BINOMIAL && algo != GLEX_ALGO_AUTO)
+        sc_need_tmp(s, bytes);
+    switch (algo) {
+    case GLEX_ALGO_RABENSEIFNER:
+        rabenseifner(s, a->root, acc, src, a->count, false);
+        break;
+    case GLEX_ALGO_DOUBLE_TREE:
+        if (src != acc && a->count)
+            sc_local(s, src, acc, a->count, false);
+        glex_reduce_dtree(s, a->root, acc, a->count, 0);
+        break;
+    default: {
+        /* binomial: only ranks with children accumulate; a leaf sends its buffer */
+        uint32_t n = s->g->size, v = (s->g->rank + n - a->root) % n, kids[32], bits[32];
+        int64_t parent;
+        if (!am_root && glex_binomial(v, n, &parent, kids, bits) > 0)
+            sc_need_tmp(s, bytes);
+        reduce_binomial(s, a->root, acc, src, a->count);
+    }
+    }
+}
+
+void glex_build_allreduce(glex_sched_t *s, glex_algo_t algo)
+{
+    const glex_coll_args_t *a = s->a;
+    uint64_t acc = REF(BUF_RECV, 0), cnt = a->count;
+    uint64_t src = s->inplace ? acc : REF(BUF_SEND, 0);
+    if (a->kind == GLEX_COLL_BARRIER)
+        acc = src = 0, cnt = 0;
+    switch (algo) {
+    case GLEX_ALGO_RECURSIVE_DOUBLING:
+        allreduce_rd(s, acc, src, cnt);
+        break;
+    case GLEX_ALGO_RABENSEIFNER:
+        rabenseifner(s, 0, acc, src, cnt, true);
+        break;
+    case GLEX_ALGO_DOUBLE_TREE:
+        if (src != acc && cnt)
+            sc_local(s, src, acc, cnt, false);
+        glex_reduce_dtree(s, 0, acc, cnt, 0);
+        glex_bcast_dtree(s, 0, acc, cnt, 0);
+        break;
+    default:
+        reduce_binomial(s, 0, acc, src, cnt);
+        glex_bcast_binomial(s, 0, acc, cnt, 0);
+    }
+}

@@ -1,0 +1,269 @@
+/* glex_coll_req.c - starting collectives and completing them: argument
+ * checks, JobID agreement, posting a cached plan with this call's buffers,
+ * offload mode (one sequence, the NIC runs every step) and host-based mode
+ * (each step is its own sequence; the host posts the next after the CQE). */
+#include "glex_coll_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { REQ_NEED_JOB, REQ_NEED_POST, REQ_RUNNING, REQ_DONE };
+
+struct glex_req {
+    glex_group_t *g;
+    glex_plan_t *plan;
+    glex_algo_t algo;
+    int host;
+    int state;
+    int status;
+    int job;
+    uint32_t step;       /* host mode: next descriptor to post */
+    uint64_t key;
+    void *bases[4];
+    void *tmp;
+};
+
+static uint64_t mix64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+static int check_args(const glex_group_t *g, const glex_coll_args_t *a)
+{
+    if (!g || !a)
+        return glex_error(GLEX_EINVAL, "null %s", g ? "arguments" : "group");
+    if ((unsigned)a->kind >= GLEX_COLL_KIND_COUNT)
+        return glex_error(GLEX_EINVAL, "collective kind %d is out of range 0..%d", (int)a->kind,
+                          GLEX_COLL_KIND_COUNT - 1);
+    if (!glex_algo_valid(a->kind, a->algo))
+        return glex_algo_parse(a->kind, glex_algo_name(a->algo), &(glex_algo_t){ 0 });
+    if (a->kind == GLEX_COLL_BARRIER)
+        return GLEX_OK;
+    if ((unsigned)a->type >= GLEX_TYPE_COUNT)
+        return glex_error(GLEX_EINVAL, "type %d is out of range 0..%d", (int)a->type,
+                          GLEX_TYPE_COUNT - 1);
+    if (a->count > (1ull << 40) / glex_type_size(a->type))
+        return glex_error(GLEX_EINVAL, "count %llu is out of range 0..%llu",
+                          (unsigned long long)a->count,
+                          (unsigned long long)((1ull << 40) / glex_type_size(a->type)));
+    if ((a->kind == GLEX_COLL_BCAST || a->kind == GLEX_COLL_REDUCE) && a->root >= g->size)
+        return glex_error(GLEX_EINVAL, "root %u is out of range 0..%u", a->root, g->size - 1);
+    bool reducing = a->kind != GLEX_COLL_BCAST;
+    if (reducing && !glex_alu_supported(a->op, a->type))
+        return glex_error(GLEX_ENOTSUP, "op %s (%d) on type %s (%d) is not offloadable",
+                          glex_op_name(a->op), (int)a->op, glex_type_name(a->type), (int)a->type);
+    bool inplace = a->sendbuf == GLEX_IN_PLACE || a->sendbuf == a->recvbuf;
+    bool root = g->rank == a->root;
+    if (a->kind == GLEX_COLL_REDUCE && inplace && !root && a->sendbuf == GLEX_IN_PLACE)
+        return glex_error(GLEX_EINVAL, "in-place reduce at non-root rank %u (root is %u)", g->rank,
+                          a->root);
+    if (a->count == 0)
+        return GLEX_OK;
+    bool need_recv = a->kind != GLEX_COLL_REDUCE || root;
+    bool need_send = a->kind != GLEX_COLL_BCAST && !(inplace && need_recv);
+    if (need_recv && !a->recvbuf)
+        return glex_error(GLEX_EINVAL, "%s: recvbuf is null with count %llu",
+                          glex_coll_kind_name(a->kind), (unsigned long long)a->count);
+    if (need_send && !a->sendbuf)
+        return glex_error(GLEX_EINVAL, "%s: sendbuf is null with count %llu",
+                          glex_coll_kind_name(a->kind), (unsigned long long)a->count);
+    return GLEX_OK;
+}
+
+int glex_coll_resolve(const glex_group_t *g, const glex_coll_args_t *a, glex_algo_t *out)
+{
+    int rc = check_args(g, a);
+    if (rc)
+        return rc;
+    *out = glex_algo_fits(g, a, a->algo) ? a->algo : glex_algo_auto(g, a);
+    return GLEX_OK;
+}
+
+static uint64_t relocate(const glex_req_t *r, uint64_t ref)
+{
+    if (!ref)
+        return 0;
+    return (uint64_t)(uintptr_t)r->bases[REF_BUF(ref)] + REF_OFF(ref);
+}
+
+/* post descriptors [from, from+n) of the plan; returns GLEX_EAGAIN when the DQ is full */
+static int post_range(glex_req_t *r, uint32_t from, uint32_t n)
+{
+    glex_group_t *g = r->g;
+    if (n > g->postcap) {
+        glex_desc_t *nb = realloc(g->postbuf, sizeof *nb * n);
+        if (!nb)
+            return glex_error(GLEX_ENOMEM, "out of memory posting %u descriptors", n);
+        g->postbuf = nb;
+        g->postcap = n;
+    }
+    glex_desc_t *d = g->postbuf;
+    for (uint32_t i = 0; i < n; i++) {
+        const glex_desc_t *t = &r->plan->d[from + i];
+        d[i] = *t;
+        d[i].job_id = (uint8_t)r->job;
+        d[i].local_addr = relocate(r, t->local_addr);
+        d[i].recv_addr = relocate(r, t->recv_addr);
+        d[i].cookie = (uint64_t)(uintptr_t)r;
+        if (r->host)
+            d[i].ch = d[i].ct = d[i].coll_end_flag = 1;
+    }
+    return glex_vp_post(g->vp, d, n);
+}
+
+static void finish(glex_req_t *r, int status)
+{
+    r->status = status;
+    r->state = REQ_DONE;
+    if (r->job >= 0)
+        glex_job_release(r->g->f, r->job);
+    r->job = -1;
+    glex_plan_t *p = r->plan;
+    if (r->tmp) {
+        if (p->ntmp == p->captmp) {
+            uint32_t cap = p->captmp ? p->captmp * 2 : 2;
+            void **v = realloc(p->tmp_free, sizeof *v * cap);
+            if (v)
+                p->tmp_free = v, p->captmp = cap;
+        }
+        if (p->ntmp < p->captmp)
+            p->tmp_free[p->ntmp++] = r->tmp;
+        else
+            free(r->tmp);
+        r->tmp = NULL;
+    }
+}
+
+static void advance(glex_req_t *r)
+{
+    if (r->state == REQ_NEED_JOB) {
+        int job = glex_job_acquire(r->g->f, r->key, r->g->size);
+        if (job < 0)
+            return; /* all JobIDs busy: back-pressure, retried on the next poll */
+        r->job = job;
+        r->state = REQ_NEED_POST;
+    }
+    if (r->state == REQ_NEED_POST) {
+        int rc = r->host ? post_range(r, r->step, 1) : post_range(r, 0, r->plan->n);
+        if (rc == GLEX_EAGAIN)
+            return;
+        if (rc) {
+            finish(r, rc);
+            return;
+        }
+        r->step += r->host ? 1 : r->plan->n;
+        r->state = REQ_RUNNING;
+    }
+}
+
+/* take every CQE of the group's VP and hand it to its request */
+static void drain_cq(glex_vp_t *vp)
+{
+    glex_cqe_t e;
+    while (glex_vp_poll_cq(vp, &e)) {
+        glex_req_t *q = (glex_req_t *)(uintptr_t)e.cookie;
+        if (!q || q->state != REQ_RUNNING)
+            continue;
+        if (e.status)
+            finish(q, e.status);
+        else if (q->step < q->plan->n)
+            q->state = REQ_NEED_POST, advance(q);
+        else
+            finish(q, GLEX_OK);
+    }
+}
+
+static int req_poll(void *arg)
+{
+    glex_req_t *r = arg;
+    advance(r);
+    drain_cq(r->g->vp);
+    return r->state == REQ_DONE;
+}
+
+int glex_coll_start(glex_group_t *g, const glex_coll_args_t *a, glex_req_t **out)
+{
+    glex_algo_t algo;
+    int rc = glex_coll_resolve(g, a, &algo);
+    *out = NULL;
+    if (rc)
+        return rc;
+    glex_plan_t *p = glex_plan_get(g, a, algo, &rc);
+    if (!p)
+        return rc;
+    glex_req_t *r = calloc(1, sizeof *r);
+    if (!r)
+        return glex_error(GLEX_ENOMEM, "out of memory for a request");
+    r->g = g;
+    r->plan = p;
+    r->algo = algo;
+    r->host = a->host_mode != 0;
+    r->job = -1;
+    r->key = mix64(g->key ^ mix64(g->calls++));
+    r->bases[BUF_SEND] = a->sendbuf == GLEX_IN_PLACE ? NULL : (void *)(uintptr_t)a->sendbuf;
+    r->bases[BUF_RECV] = a->recvbuf;
+    if (p->tmp_bytes) {
+        r->tmp = p->ntmp ? p->tmp_free[--p->ntmp] : malloc(p->tmp_bytes);
+        if (!r->tmp) {
+            free(r);
+            return glex_error(GLEX_ENOMEM, "out of memory for %llu bytes of scratch",
+                              (unsigned long long)p->tmp_bytes);
+        }
+    }
+    r->bases[BUF_TMP] = r->tmp;
+    advance(r);
+    *out = r;
+    return GLEX_OK;
+}
+
+int glex_coll_test(glex_req_t *r, int *done)
+{
+    if (r->state != REQ_DONE) {
+        glex_progress(r->g->f);
+        req_poll(r);
+    }
+    *done = r->state == REQ_DONE;
+    return *done ? r->status : GLEX_OK;
+}
+
+int glex_coll_wait(glex_req_t *r)
+{
+    if (r->state != REQ_DONE && !req_poll(r))
+        glex_wait_until(r->g->f, req_poll, r, -1);
+    return r->status;
+}
+
+void glex_coll_req_free(glex_req_t *r)
+{
+    if (!r)
+        return;
+    if (r->state != REQ_DONE)
+        glex_coll_wait(r);
+    free(r);
+}
+
+glex_algo_t glex_coll_req_algo(const glex_req_t *r) { return r->algo; }
+
+int glex_coll_run(glex_group_t *g, const glex_coll_args_t *a)
+{
+    glex_req_t *r;
+    int rc = glex_coll_start(g, a, &r);
+    if (rc)
+        return rc;
+    rc = glex_coll_wait(r);
+    glex_coll_req_free(r);
+    return rc;
+}
+
+int glex_coll_plan_size(glex_group_t *g, const glex_coll_args_t *a)
+{
+    glex_algo_t algo;
+    int rc = glex_coll_resolve(g, a, &algo);
+    if (rc)
+        return rc;
+    glex_plan_t *p = glex_plan_get(g, a, algo, &rc);
+    return p ? (int)p->n : rc;
+}

@@ -1,0 +1,177 @@
+/* glex_test.c - see glex_test.h */
+#define _GNU_SOURCE
+#include "glex_test.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_CASES 40000
+#define NAME_LEN 120
+
+typedef struct shared_results {
+    int ncases;
+    unsigned char failed[MAX_CASES];
+    char names[MAX_CASES][NAME_LEN];
+} shared_results_t;
+
+static shared_results_t *res;
+static int tap_n, tap_failed;
+
+void tap_ok(int ok, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    printf("%sok %d - ", ok ? "" : "not ", ++tap_n);
+    vprintf(fmt, ap);
+    printf("\n");
+    fflush(stdout);
+    va_end(ap);
+    if (!ok)
+        tap_failed++;
+}
+
+int tap_done(void)
+{
+    printf("1..%d\n", tap_n);
+    fprintf(stderr, "%d passed, %d failed\n", tap_n - tap_failed, tap_failed);
+    return tap_failed ? 1 : 0;
+}
+
+double glex_test_now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+int glex_case(glex_tctx_t *c, const char *fmt, ...)
+{
+    static int next;
+    int id = next++;
+    if (id >= MAX_CASES) {
+        fprintf(stderr, "too many cases\n");
+        exit(3);
+    }
+    if (c->rank == 0) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(res->names[id], NAME_LEN, fmt, ap);
+        va_end(ap);
+        __atomic_store_n(&res->ncases, id + 1, __ATOMIC_RELEASE);
+    }
+    return id;
+}
+
+void glex_case_fail(glex_tctx_t *c, int id, const char *fmt, ...)
+{
+    if (__atomic_exchange_n(&res->failed[id], 1, __ATOMIC_ACQ_REL))
+        return; /* first report only */
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "# case %d rank %d: ", id, c->rank);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n");
+    va_end(ap);
+}
+
+static int child(int rank, int n, const glex_params_t *p, glex_tfn fn, void *arg, const char *job,
+                 int timeout_s)
+{
+    glex_tctx_t c;
+    memset(&c, 0, sizeof c);
+    c.rank = rank;
+    c.n = n;
+    c.arg = arg;
+    snprintf(c.job, sizeof c.job, "%s", job);
+    alarm((unsigned)timeout_s);
+    int rc = glex_fabric_open(job, (uint32_t)n, (uint32_t)rank, p, &c.f);
+    if (rc) {
+        fprintf(stderr, "# rank %d: fabric_open: %s\n", rank, glex_last_error());
+        return 2;
+    }
+    if ((rc = glex_vp_open(c.f, 0, &c.vp))) {
+        fprintf(stderr, "# rank %d: vp_open: %s\n", rank, glex_last_error());
+        return 2;
+    }
+    uint32_t *nodes = malloc(sizeof *nodes * (size_t)n);
+    uint16_t *vps = calloc((size_t)n, sizeof *vps);
+    for (int i = 0; i < n; i++)
+        nodes[i] = (uint32_t)i;
+    if ((rc = glex_group_create(c.vp, 1, (uint32_t)n, (uint32_t)rank, nodes, vps, &c.g))) {
+        fprintf(stderr, "# rank %d: group_create: %s\n", rank, glex_last_error());
+        return 2;
+    }
+    free(nodes);
+    free(vps);
+    rc = fn(&c);
+    glex_group_free(c.g);
+    glex_fabric_close(c.f);
+    return rc;
+}
+
+int glex_run_group(int n, const glex_params_t *p, glex_tfn fn, void *arg, int timeout_s,
+                   const char *what)
+{
+    static int runs;
+    char job[64];
+    snprintf(job, sizeof job, "t%d-%d", (int)getpid(), runs++);
+    if (!res) {
+        res = mmap(NULL, sizeof *res, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        if (res == MAP_FAILED) {
+            perror("mmap");
+            exit(3);
+        }
+    }
+    memset(res, 0, sizeof *res);
+    fflush(NULL);
+    pid_t *pids = calloc((size_t)n, sizeof *pids);
+    for (int r = 0; r < n; r++) {
+        pids[r] = fork();
+        if (pids[r] == 0)
+            _exit(child(r, n, p, fn, arg, job, timeout_s));
+    }
+    int bad = 0, first_bad = -1;
+    for (int left = n; left > 0; left--) {
+        int st;
+        pid_t w = wait(&st);
+        int r = 0;
+        while (r < n && pids[r] != w)
+            r++;
+        if (r == n)
+            continue;
+        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+            if (!bad)
+                first_bad = r;
+            bad++;
+            if (WIFSIGNALED(st))
+                fprintf(stderr, "# %s n=%d: rank %d killed by signal %d\n", what, n, r,
+                        WTERMSIG(st));
+            else
+                fprintf(stderr, "# %s n=%d: rank %d exit %d\n", what, n, r, WEXITSTATUS(st));
+            for (int k = 0; k < n; k++) /* do not wait for a broken run */
+                if (k != r)
+                    kill(pids[k], SIGKILL);
+        }
+    }
+    free(pids);
+    char name[96];
+    snprintf(name, sizeof name, "/glex-%u-%s", (unsigned)getuid(), job);
+    int leaked = shm_unlink(name) == 0;
+    int fails = 0;
+    for (int i = 0; i < res->ncases; i++) {
+        tap_ok(!res->failed[i], "%s n=%d: %s", what, n, res->names[i]);
+        fails += res->failed[i];
+    }
+    tap_ok(!bad, "%s n=%d: all ranks exited cleanly%s", what, n,
+           bad ? " (see log)" : "");
+    if (!bad)
+        tap_ok(!leaked, "%s n=%d: segment removed by the last process", what, n);
+    (void)first_bad;
+    return fails + bad + (!bad && leaked);
+}

@@ -1,0 +1,48 @@
+/* glex_test.h - multi-process test harness: fork N processes on one fabric
+ * segment (no MPI), per-case results in shared memory, TAP output. */
+#ifndef GLEX_TEST_H
+#define GLEX_TEST_H
+
+#include "glex_coll.h"
+#include "glex_emu.h"
+
+#include <stdarg.h>
+#include <stdint.h>
+
+typedef struct glex_tctx {
+    int rank, n;
+    glex_fabric_t *f;
+    glex_vp_t *vp;
+    glex_group_t *g;
+    void *arg;
+    char job[64];
+} glex_tctx_t;
+
+typedef int (*glex_tfn)(glex_tctx_t *c);
+
+/* Fork n processes, each node=rank of a fresh fabric (params p or defaults),
+ * VP 0 open and a group of all n.  Runs fn in each; per-case results land in
+ * TAP lines printed by the parent.  Returns the number of failures. */
+int glex_run_group(int n, const glex_params_t *p, glex_tfn fn, void *arg, int timeout_s,
+                   const char *what);
+
+/* Cases inside fn: every rank calls glex_case in the same order. */
+int glex_case(glex_tctx_t *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void glex_case_fail(glex_tctx_t *c, int id, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* TAP in the parent */
+void tap_ok(int ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int tap_done(void);
+
+/* fast deterministic pseudo-random numbers */
+static inline uint64_t glex_rand(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+double glex_test_now_us(void);
+#endif
