@@ -39,6 +39,7 @@ void tap_ok(int ok, const char *fmt, ...)
 int tap_done(void)
 {
     printf("1..%d\n", tap_n);
+    fflush(stdout);
     fprintf(stderr, "%d passed, %d failed\n", tap_n - tap_failed, tap_failed);
     return tap_failed ? 1 : 0;
 }

@@ -630,7 +630,7 @@ int glex_wait_until(glex_fabric_t *f, int (*done)(void *), void *arg, int timeou
     int spin_us = f->p.spin_us;
     if (spin_us < 0) {
         long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-        spin_us = (ncpu > 0 && f->nnodes < (uint32_t)ncpu) ? 50 : 0;
+        spin_us = (ncpu > 0 && f->nnodes <= (uint32_t)ncpu) ? 50 : 0;
     }
     uint64_t start = glex_now_ns();
     uint64_t end = timeout_ms < 0 ? UINT64_MAX : start + (uint64_t)timeout_ms * 1000000ull;

@@ -43,9 +43,8 @@ int glex_table_insert(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_key_t
         return glex_error(GLEX_EINVAL, "packet payload %u is out of range 0..%u", len,
                           f->p.inline_max);
     glex_lock(&u->lock);
-    if (u->used >= limit) {
+    if (u->used >= limit) { /* the caller parks and counts the stall */
         glex_unlock(&u->lock);
-        atomic_fetch_add_explicit(&u->credit_stalls, 1, memory_order_relaxed);
         return GLEX_EAGAIN;
     }
     uint32_t i = home_slot(key, slots);
@@ -56,7 +55,6 @@ int glex_table_insert(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_key_t
         if (key_eq(entry(tab, esz, i)->key, key)) { /* never overwrite: sender retries */
             glex_unlock(&u->lock);
             atomic_fetch_add_explicit(&u->hash_probes, probes, memory_order_relaxed);
-            atomic_fetch_add_explicit(&u->credit_stalls, 1, memory_order_relaxed);
             return GLEX_EAGAIN;
         }
     }
