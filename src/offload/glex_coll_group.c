@@ -204,31 +204,50 @@ static glex_plan_sig_t make_sig(const glex_group_t *g, const glex_coll_args_t *a
     return s;
 }
 
+/* Pipelining segment: GLEX_COLL_SEGMENT_KB, made coarser for big messages so
+ * that every rank's plan fits its DQ.  It depends only on the call and the
+ * group size, never on the rank: all members must cut the same segments. */
+static uint64_t segment_bytes(const glex_group_t *g, const glex_coll_args_t *a, size_t es)
+{
+    const glex_params_t *prm = glex_fabric_params(g->f);
+    uint64_t bytes = a->count * es;
+    /* descriptors per segment at the busiest rank: a binomial root sends to
+     * log2(n) children; a double-tree node has 2 trees x 2 steps */
+    uint64_t per_seg = log2u(g->size) + 4;
+    int64_t room = (int64_t)prm->dq_depth - 2 * (int64_t)log2u(g->size) - 8;
+    uint64_t max_segs = room > (int64_t)(2 * per_seg) ? (uint64_t)room / (2 * per_seg) : 1;
+    uint64_t seg = g->seg_bytes;
+    if (bytes / seg >= max_segs)
+        seg = (bytes + max_segs - 1) / max_segs;
+    return seg;
+}
+
 static int compile(glex_group_t *g, const glex_coll_args_t *a, glex_plan_t *p)
 {
     const glex_params_t *prm = glex_fabric_params(g->f);
     glex_sched_t s;
-    for (uint64_t seg = g->seg_bytes;; seg *= 2) {
-        memset(&s, 0, sizeof s);
-        s.g = g;
-        s.a = a;
-        s.inplace = p->sig.inplace;
-        s.es = a->kind == GLEX_COLL_BARRIER ? 4 : glex_type_size(a->type);
-        s.seg_bytes = seg;
-        switch (a->kind) {
-        case GLEX_COLL_BCAST: glex_build_bcast(&s, (glex_algo_t)p->sig.algo); break;
-        case GLEX_COLL_REDUCE: glex_build_reduce(&s, (glex_algo_t)p->sig.algo); break;
-        default: glex_build_allreduce(&s, (glex_algo_t)p->sig.algo); break;
-        }
-        if (s.n == 0) /* nothing to move: one no-op step completes the task */
-            sc_local(&s, 0, 0, 0, false);
-        if (s.err) {
-            free(s.d);
-            return s.err;
-        }
-        if (s.n <= prm->dq_depth || p->sig.host)
-            break;
-        free(s.d); /* too many steps for the DQ: coarser segments */
+    memset(&s, 0, sizeof s);
+    s.g = g;
+    s.a = a;
+    s.inplace = p->sig.inplace;
+    s.es = a->kind == GLEX_COLL_BARRIER ? 4 : glex_type_size(a->type);
+    s.seg_bytes = segment_bytes(g, a, s.es);
+    switch (a->kind) {
+    case GLEX_COLL_BCAST: glex_build_bcast(&s, (glex_algo_t)p->sig.algo); break;
+    case GLEX_COLL_REDUCE: glex_build_reduce(&s, (glex_algo_t)p->sig.algo); break;
+    default: glex_build_allreduce(&s, (glex_algo_t)p->sig.algo); break;
+    }
+    if (s.n == 0) /* nothing to move: one no-op step completes the task */
+        sc_local(&s, 0, 0, 0, false);
+    if (!s.err && s.n > prm->dq_depth && !p->sig.host)
+        s.err = glex_error(GLEX_EINVAL,
+                           "%s %s of %llu elements needs %u descriptors: GLEX_DQ_DEPTH=%u is "
+                           "too small (allowed up to 65536)",
+                           glex_coll_kind_name(a->kind), glex_algo_name((glex_algo_t)p->sig.algo),
+                           (unsigned long long)a->count, s.n, prm->dq_depth);
+    if (s.err) {
+        free(s.d);
+        return s.err;
     }
     s.d[0].ch = 1;
     s.d[s.n - 1].ct = 1;
