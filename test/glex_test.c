@@ -51,6 +51,8 @@ double glex_test_now_us(void)
     return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
 }
 
+static char local_name[NAME_LEN]; /* this rank's view of the current case */
+
 int glex_case(glex_tctx_t *c, const char *fmt, ...)
 {
     static int next;
@@ -59,11 +61,12 @@ int glex_case(glex_tctx_t *c, const char *fmt, ...)
         fprintf(stderr, "too many cases\n");
         exit(3);
     }
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(local_name, NAME_LEN, fmt, ap);
+    va_end(ap);
     if (c->rank == 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(res->names[id], NAME_LEN, fmt, ap);
-        va_end(ap);
+        memcpy(res->names[id], local_name, NAME_LEN);
         __atomic_store_n(&res->ncases, id + 1, __ATOMIC_RELEASE);
     }
     return id;
@@ -75,7 +78,7 @@ void glex_case_fail(glex_tctx_t *c, int id, const char *fmt, ...)
         return; /* first report only */
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "# case %d rank %d: ", id, c->rank);
+    fprintf(stderr, "# case %d rank %d (latest case here: %s): ", id, c->rank, local_name);
     vfprintf(stderr, fmt, ap);
     fprintf(stderr, "\n");
     va_end(ap);
