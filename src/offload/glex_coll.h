@@ -63,6 +63,8 @@ int glex_coll_test(glex_req_t *r, int *done);
 int glex_coll_wait(glex_req_t *r);
 void glex_coll_req_free(glex_req_t *r);
 glex_algo_t glex_coll_req_algo(const glex_req_t *r);
+/* JobID held by the request while it runs (-1 before and after) */
+int glex_coll_req_job(const glex_req_t *r);
 /* start + wait + free */
 int glex_coll_run(glex_group_t *g, const glex_coll_args_t *a);
 

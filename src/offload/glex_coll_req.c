@@ -246,6 +246,7 @@ void glex_coll_req_free(glex_req_t *r)
 }
 
 glex_algo_t glex_coll_req_algo(const glex_req_t *r) { return r->algo; }
+int glex_coll_req_job(const glex_req_t *r) { return r->job; }
 
 int glex_coll_run(glex_group_t *g, const glex_coll_args_t *a)
 {
