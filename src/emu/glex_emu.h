@@ -166,6 +166,9 @@ typedef struct glex_rqe {
 int glex_fabric_open(const char *job, uint32_t nnodes, uint32_t node_id,
                      const glex_params_t *params, glex_fabric_t **out);
 int glex_fabric_close(glex_fabric_t *f);
+/* Map an existing job's segment read-only to look at its counters, without
+ * taking a node or starting an engine (glex-info).  Close with fabric_close. */
+int glex_fabric_observe(const char *job, glex_fabric_t **out);
 const glex_params_t *glex_fabric_params(const glex_fabric_t *f);
 uint32_t glex_fabric_node(const glex_fabric_t *f);
 uint32_t glex_fabric_nnodes(const glex_fabric_t *f);

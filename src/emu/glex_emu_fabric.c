@@ -269,10 +269,68 @@ int glex_fabric_open(const char *job, uint32_t nnodes, uint32_t node_id,
     return GLEX_OK;
 }
 
+int glex_fabric_observe(const char *job, glex_fabric_t **out)
+{
+    int rc = check_job_name(job);
+    *out = NULL;
+    if (rc)
+        return rc;
+    glex_fabric_t *f = calloc(1, sizeof *f);
+    if (!f)
+        return glex_error(GLEX_ENOMEM, "out of memory for fabric handle");
+    snprintf(f->name, sizeof f->name, "/glex-%u-%s", (unsigned)getuid(), job);
+    int fd = shm_open(f->name, O_RDONLY, 0);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        rc = glex_error(GLEX_ENOENT, "no segment %s: %s", f->name, strerror(errno));
+        goto out;
+    }
+    if ((size_t)st.st_size < sizeof(glex_shm_header_t)) {
+        rc = glex_error(GLEX_EMISMATCH, "segment %s is %lld bytes, smaller than a header",
+                        f->name, (long long)st.st_size);
+        goto out;
+    }
+    f->base = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+    if (f->base == MAP_FAILED) {
+        f->base = NULL;
+        rc = glex_error(GLEX_ESYS, "mmap %s: %s", f->name, strerror(errno));
+        goto out;
+    }
+    f->size = (size_t)st.st_size;
+    f->hdr = (glex_shm_header_t *)f->base;
+    if (f->hdr->magic != GLEX_MAGIC || f->hdr->abi != GLEX_ABI_VERSION ||
+        f->hdr->total_size != f->size) {
+        rc = glex_error(GLEX_EMISMATCH, "segment %s: magic %#llx ABI %u size %llu do not match",
+                        f->name, (unsigned long long)f->hdr->magic, f->hdr->abi,
+                        (unsigned long long)f->hdr->total_size);
+        goto out;
+    }
+    f->p = f->hdr->params;
+    f->nnodes = f->hdr->nnodes;
+    f->node = UINT32_MAX;
+    f->observer = 1;
+out:
+    if (fd >= 0)
+        close(fd);
+    if (rc) {
+        if (f->base)
+            munmap(f->base, f->size);
+        free(f);
+        return rc;
+    }
+    *out = f;
+    return GLEX_OK;
+}
+
 int glex_fabric_close(glex_fabric_t *f)
 {
     if (!f)
         return GLEX_OK;
+    if (f->observer) {
+        munmap(f->base, f->size);
+        free(f);
+        return GLEX_OK;
+    }
     if (f->eng)
         glex_engine_stop(f);
     if (f->node != UINT32_MAX && f->vps) {

@@ -131,6 +131,7 @@ struct glex_fabric {
     struct glex_vp *vps; /* this node's VPs, index = VP number */
     glex_engine_t *eng;
     uint32_t jitter_max_us, jitter_seed;
+    int observer; /* mapped read-only by a tool */
 };
 
 /* layout accessors */

@@ -1,1 +1,155 @@
-int main(void){return 0;}
+/* glex_info.c - glex-info: hwloc topology summary, the NIC parameters in
+ * force (defaults overlaid with GLEX_* variables), and the counters of a
+ * running job's segment. */
+#include "glex_emu.h"
+
+#include <dirent.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void usage(FILE *o)
+{
+    fprintf(o,
+            "usage: glex-info [--job NAME] [--list] [--help]\n"
+            "  (no option)   hwloc topology summary and the NIC parameters in force\n"
+            "  --list        the GLEX segments of this user in /dev/shm\n"
+            "  --job NAME    also the per-VP and per-unit counters of job NAME's segment\n"
+            "  --all         with --job: every unit, also idle ones\n"
+            "Parameters (environment, see doc/env.md):\n"
+            "  GLEX_UNITS (8, 1..64)  GLEX_UNIT_BUFFER_KB (512)  GLEX_TABLE_SLOTS (2048)\n"
+            "  GLEX_INLINE_MAX (48, 16..256)  GLEX_VPS_PER_NODE (4)  GLEX_DQ_DEPTH (1024)\n"
+            "  GLEX_CQ_DEPTH (1024)  GLEX_PULSES (4)  GLEX_TIMEOUT (30 s)  GLEX_SPIN_US (auto)\n"
+            "  GLEX_ENGINE_BIND (process|rr|none|pu:N)  GLEX_ENGINE_THREAD (1|0)\n"
+            "  GLEX_COLL_SEGMENT_KB (64)\n");
+}
+
+static void print_params(const glex_params_t *p)
+{
+    printf("NIC parameters:\n");
+    printf("  offload units per node   %u   (GLEX_UNITS)\n", p->units);
+    printf("  unit buffer              %u KiB (GLEX_UNIT_BUFFER_KB)\n", p->unit_buffer_kb);
+    printf("  hash-buffer slots/unit   %u   (GLEX_TABLE_SLOTS, %u usable: 10%% reserve)\n",
+           p->table_slots, p->table_slots - p->table_slots / 10);
+    printf("  inline payload           %u bytes (GLEX_INLINE_MAX)\n", p->inline_max);
+    printf("  VPs per node             %u   (GLEX_VPS_PER_NODE)\n", p->vps_per_node);
+    printf("  DQ / CQ depth            %u / %u (GLEX_DQ_DEPTH / GLEX_CQ_DEPTH)\n", p->dq_depth,
+           p->cq_depth);
+    printf("  pulses in flight (k)     %u   (GLEX_PULSES)\n", p->pulses);
+    printf("  timeout                  %.3f s (GLEX_TIMEOUT)\n", p->timeout_ms / 1000.0);
+    if (p->spin_us < 0)
+        printf("  spin before blocking     auto (GLEX_SPIN_US)\n");
+    else
+        printf("  spin before blocking     %d us (GLEX_SPIN_US)\n", p->spin_us);
+    const char *b = getenv("GLEX_ENGINE_BIND");
+    printf("  engine thread placement  %s (GLEX_ENGINE_BIND)\n", b && *b ? b : "process");
+    printf("  JobIDs / NodeIDs / VPs / SeqIDs  %u / %u / %u / %u\n", GLEX_MAX_JOBS,
+           GLEX_MAX_NODES, GLEX_MAX_VPS, GLEX_MAX_SEQ);
+}
+
+static int list_segments(void)
+{
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "glex-%u-", (unsigned)getuid());
+    DIR *d = opendir("/dev/shm");
+    if (!d) {
+        perror("glex-info: /dev/shm");
+        return 1;
+    }
+    struct dirent *e;
+    int n = 0;
+    while ((e = readdir(d)))
+        if (!strncmp(e->d_name, prefix, strlen(prefix)))
+            printf("  %s  (job %s)\n", e->d_name, e->d_name + strlen(prefix)), n++;
+    closedir(d);
+    if (!n)
+        printf("  no GLEX segments for uid %u\n", (unsigned)getuid());
+    return 0;
+}
+
+static int show_job(const char *job, int all)
+{
+    glex_fabric_t *f;
+    if (glex_fabric_observe(job, &f)) {
+        fprintf(stderr, "glex-info: %s\n", glex_last_error());
+        return 1;
+    }
+    const glex_params_t *p = glex_fabric_params(f);
+    printf("Job %s: segment %s, %u nodes\n", job, glex_fabric_name(f), glex_fabric_nnodes(f));
+    print_params(p);
+    printf("VP counters (open VPs):\n  %5s %4s %10s %10s %9s %9s %10s %10s %12s %8s %8s\n", "node",
+           "vp", "posted", "executed", "tasks", "failed", "pkts_sent", "pkts_recv", "bytes_sent",
+           "trig_w", "cred_st");
+    for (uint32_t n = 0; n < glex_fabric_nnodes(f); n++)
+        for (uint32_t v = 0; v < p->vps_per_node; v++) {
+            glex_vp_counters_t c;
+            if (!glex_vp_is_open(f, n, v) || glex_vp_counters(f, n, v, &c))
+                continue;
+            printf("  %5u %4u %10llu %10llu %9llu %9llu %10llu %10llu %12llu %8llu %8llu\n", n, v,
+                   (unsigned long long)c.desc_posted, (unsigned long long)c.desc_executed,
+                   (unsigned long long)c.tasks_completed, (unsigned long long)c.tasks_failed,
+                   (unsigned long long)c.packets_sent, (unsigned long long)c.packets_received,
+                   (unsigned long long)c.bytes_sent, (unsigned long long)c.trigger_waits,
+                   (unsigned long long)c.credit_stalls);
+        }
+    printf("Unit counters%s:\n  %5s %4s %10s %12s %8s %6s %9s %8s %8s %8s\n",
+           all ? "" : " (units that saw traffic)", "node", "unit", "buffered", "hash_probes",
+           "tbl_hw", "used", "ram_hw_kb", "cred_st", "trig_w", "tasks");
+    for (uint32_t n = 0; n < glex_fabric_nnodes(f); n++)
+        for (uint32_t u = 0; u < p->units; u++) {
+            glex_unit_counters_t c;
+            if (glex_unit_counters(f, n, u, &c) || (!all && !c.packets_buffered && !c.tasks_admitted))
+                continue;
+            printf("  %5u %4u %10llu %12llu %8llu %6llu %9llu %8llu %8llu %8llu\n", n, u,
+                   (unsigned long long)c.packets_buffered, (unsigned long long)c.hash_probes,
+                   (unsigned long long)c.table_high_water, (unsigned long long)c.table_used,
+                   (unsigned long long)c.ram_high_water_kb, (unsigned long long)c.credit_stalls,
+                   (unsigned long long)c.trigger_waits, (unsigned long long)c.tasks_admitted);
+        }
+    glex_fabric_close(f);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    static const struct option lo[] = { { "job", required_argument, 0, 'j' },
+                                         { "list", no_argument, 0, 'l' },
+                                         { "all", no_argument, 0, 'a' },
+                                         { "help", no_argument, 0, 'h' },
+                                         { 0, 0, 0, 0 } };
+    const char *job = NULL;
+    int list = 0, all = 0, c;
+    while ((c = getopt_long(argc, argv, "j:lah", lo, NULL)) != -1) {
+        switch (c) {
+        case 'j': job = optarg; break;
+        case 'l': list = 1; break;
+        case 'a': all = 1; break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "glex-info: unexpected argument '%s'\n", argv[optind]);
+        usage(stderr);
+        return 2;
+    }
+    char topo[256];
+    glex_topology_summary(topo, sizeof topo);
+    printf("Topology (hwloc): %s\n", topo);
+    if (list) {
+        printf("Segments:\n");
+        return list_segments();
+    }
+    if (job)
+        return show_job(job, all);
+    glex_params_t p;
+    glex_params_default(&p);
+    if (glex_params_from_env(&p)) {
+        fprintf(stderr, "glex-info: %s\n", glex_last_error());
+        return 2;
+    }
+    print_params(&p);
+    return 0;
+}
