@@ -1,7 +1,10 @@
 /* test_badinput.c - bad arguments to the collective API get the documented
  * error and a message with the value and range; nothing is posted, and the
  * group and segment work normally afterwards. */
+#define _GNU_SOURCE
 #include "glex_test.h"
+
+#include <stdlib.h>
 
 #include <string.h>
 
@@ -75,10 +78,44 @@ static int run(glex_tctx_t *c)
     for (int i = 0; i < 16; i++)
         if (out[i] != c->n * (c->n - 1) / 2.0 + c->n * i)
             glex_case_fail(c, id, "element %d is %g", i, out[i]);
+    id = glex_case(c, "a repeated call reuses its cached plan (no new compile)");
+    uint32_t before = glex_group_plans(c->g);
+    for (int i = 0; i < 5; i++)
+        if (glex_coll_run(c->g, &ok))
+            glex_case_fail(c, id, "%s", glex_last_error());
+    if (glex_group_plans(c->g) != before)
+        glex_case_fail(c, id, "plans %u -> %u", before, glex_group_plans(c->g));
+    id = glex_case(c, "the plan cache is bounded by GLEX_COLL_PLAN_CACHE and stays correct");
+    setenv("GLEX_COLL_PLAN_CACHE", "3", 1);
+    uint32_t nodes[64];
+    uint16_t vps[64] = { 0 };
+    for (int r = 0; r < c->n; r++)
+        nodes[r] = (uint32_t)r;
+    glex_group_t *small;
+    if (glex_group_create(c->vp, 77, (uint32_t)c->n, (uint32_t)c->rank, nodes, vps, &small))
+        glex_case_fail(c, id, "%s", glex_last_error());
+    unsetenv("GLEX_COLL_PLAN_CACHE");
+    for (int k = 1; k <= 10 && small; k++) {
+        glex_coll_args_t b = ok;
+        b.count = (uint64_t)k;
+        for (int i = 0; i < 16; i++)
+            out[i] = -1;
+        if (glex_coll_run(small, &b) || out[k - 1] != c->n * (c->n - 1) / 2.0 + c->n * (k - 1))
+            glex_case_fail(c, id, "count %d wrong", k);
+        if (glex_group_plans(small) > 3)
+            glex_case_fail(c, id, "%u plans cached", glex_group_plans(small));
+    }
+    glex_group_free(small);
+    id = glex_case(c, "GLEX_COLL_PLAN_CACHE=0 is rejected with its range");
+    setenv("GLEX_COLL_PLAN_CACHE", "0", 1);
+    if (glex_group_create(c->vp, 78, (uint32_t)c->n, (uint32_t)c->rank, nodes, vps, &small) !=
+            GLEX_EINVAL || !strstr(glex_last_error(), "1..1000000"))
+        glex_case_fail(c, id, "%s", glex_last_error());
+    unsetenv("GLEX_COLL_PLAN_CACHE");
     id = glex_case(c, "no task failed and nothing was left posted");
     glex_vp_counters_t vc;
     glex_vp_counters(c->f, (uint32_t)c->rank, 0, &vc);
-    if (vc.tasks_failed || vc.tasks_completed != 1)
+    if (vc.tasks_failed || vc.tasks_completed != 16)
         glex_case_fail(c, id, "completed %llu failed %llu", (unsigned long long)vc.tasks_completed,
                        (unsigned long long)vc.tasks_failed);
     return 0;

@@ -122,8 +122,17 @@ int glex_group_create(glex_vp_t *vp, uint64_t group_key, uint32_t size, uint32_t
     if (nodes[rank] != glex_fabric_node(f) || vps[rank] != glex_vp_index(vp))
         return glex_error(GLEX_EINVAL, "group rank %u is node %u vp %u, but this VP is node %u vp %u",
                           rank, nodes[rank], vps[rank], glex_fabric_node(f), glex_vp_index(vp));
-    uint64_t seg_kb = 64;
-    const char *s = getenv("GLEX_COLL_SEGMENT_KB");
+    uint64_t seg_kb = 64, max_plans = 256;
+    const char *s = getenv("GLEX_COLL_PLAN_CACHE");
+    if (s && *s) {
+        char *end;
+        unsigned long long v = strtoull(s, &end, 10);
+        if (*end || end == s || s[0] == '-' || v < 1 || v > 1000000)
+            return glex_error(GLEX_EINVAL,
+                              "GLEX_COLL_PLAN_CACHE=%s is invalid: allowed range 1..1000000", s);
+        max_plans = v;
+    }
+    s = getenv("GLEX_COLL_SEGMENT_KB");
     if (s && *s) {
         char *end;
         unsigned long long v = strtoull(s, &end, 10);
@@ -149,6 +158,7 @@ int glex_group_create(glex_vp_t *vp, uint64_t group_key, uint32_t size, uint32_t
     g->size = size;
     g->rank = rank;
     g->seg_bytes = seg_kb * 1024;
+    g->max_plans = (uint32_t)max_plans;
     *out = g;
     return GLEX_OK;
 }
@@ -166,11 +176,12 @@ void glex_group_free(glex_group_t *g)
 {
     if (!g)
         return;
-    while (g->plans) {
-        glex_plan_t *p = g->plans;
-        g->plans = p->next;
-        plan_free(p);
-    }
+    for (uint32_t b = 0; b < GLEX_PLAN_BUCKETS; b++)
+        while (g->buckets[b]) {
+            glex_plan_t *p = g->buckets[b];
+            g->buckets[b] = p->next;
+            plan_free(p);
+        }
     free(g->postbuf);
     free(g->nodes);
     free(g->vps);
@@ -258,16 +269,40 @@ static int compile(glex_group_t *g, const glex_coll_args_t *a, glex_plan_t *p)
     return GLEX_OK;
 }
 
+static uint64_t sig_hash(const glex_plan_sig_t *s)
+{
+    const unsigned char *b = (const unsigned char *)s;
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < sizeof *s; i++)
+        h = (h ^ b[i]) * 1099511628211ull;
+    return h;
+}
+
+/* drop the least recently used plan no request holds */
+static void evict_one(glex_group_t *g)
+{
+    glex_plan_t **victim = NULL;
+    for (uint32_t b = 0; b < GLEX_PLAN_BUCKETS; b++)
+        for (glex_plan_t **pp = &g->buckets[b]; *pp; pp = &(*pp)->next)
+            if (!(*pp)->refs && (!victim || (*pp)->last_use < (*victim)->last_use))
+                victim = pp;
+    if (!victim)
+        return;
+    glex_plan_t *p = *victim;
+    *victim = p->next;
+    plan_free(p);
+    g->nplans--;
+}
+
 glex_plan_t *glex_plan_get(glex_group_t *g, const glex_coll_args_t *a, glex_algo_t algo, int *err)
 {
     glex_plan_sig_t sig = make_sig(g, a, algo);
-    glex_plan_t **pp = &g->plans;
-    for (; *pp; pp = &(*pp)->next) {
-        if (!memcmp(&(*pp)->sig, &sig, sizeof sig)) {
-            glex_plan_t *p = *pp; /* move to front */
-            *pp = p->next;
-            p->next = g->plans;
-            g->plans = p;
+    uint64_t h = sig_hash(&sig);
+    glex_plan_t **head = &g->buckets[h % GLEX_PLAN_BUCKETS];
+    for (glex_plan_t *p = *head; p; p = p->next) {
+        if (p->hash == h && !memcmp(&p->sig, &sig, sizeof sig)) {
+            p->last_use = ++g->use_clock;
+            p->refs++;
             return p;
         }
     }
@@ -277,12 +312,24 @@ glex_plan_t *glex_plan_get(glex_group_t *g, const glex_coll_args_t *a, glex_algo
         return NULL;
     }
     p->sig = sig;
+    p->hash = h;
     if ((*err = compile(g, a, p))) {
         free(p);
         return NULL;
     }
-    p->next = g->plans;
-    g->plans = p;
+    if (g->nplans >= g->max_plans)
+        evict_one(g);
+    p->next = *head;
+    *head = p;
     g->nplans++;
+    p->last_use = ++g->use_clock;
+    p->refs = 1;
     return p;
+}
+
+void glex_plan_put(glex_group_t *g, glex_plan_t *p)
+{
+    (void)g;
+    if (p && p->refs)
+        p->refs--;
 }

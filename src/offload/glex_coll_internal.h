@@ -22,14 +22,18 @@ typedef struct glex_plan_sig {
 } glex_plan_sig_t;
 
 typedef struct glex_plan {
-    struct glex_plan *next;
+    struct glex_plan *next;   /* hash chain */
     glex_plan_sig_t sig;
+    uint64_t hash, last_use;
+    uint32_t refs;            /* requests using it: never evicted while > 0 */
     glex_desc_t *d;
     uint32_t n;
     uint64_t tmp_bytes;
     void **tmp_free;      /* scratch buffers ready for reuse */
     uint32_t ntmp, captmp;
 } glex_plan_t;
+
+#define GLEX_PLAN_BUCKETS 256u
 
 struct glex_group {
     glex_vp_t *vp;
@@ -39,8 +43,9 @@ struct glex_group {
     uint32_t *nodes;
     uint16_t *vps;
     uint64_t calls;
-    glex_plan_t *plans;
-    uint32_t nplans;
+    glex_plan_t *buckets[GLEX_PLAN_BUCKETS];
+    uint32_t nplans, max_plans; /* GLEX_COLL_PLAN_CACHE */
+    uint64_t use_clock;
     uint64_t seg_bytes;   /* pipelining segment (GLEX_COLL_SEGMENT_KB) */
     glex_desc_t *postbuf; /* relocated copy of a plan being posted */
     uint32_t postcap;
@@ -100,6 +105,8 @@ void glex_build_allreduce(glex_sched_t *s, glex_algo_t algo);
 bool glex_algo_fits(const glex_group_t *g, const glex_coll_args_t *a, glex_algo_t algo);
 glex_algo_t glex_algo_auto(const glex_group_t *g, const glex_coll_args_t *a);
 
+/* cached or newly compiled plan, with a reference taken; drop it with plan_put */
 glex_plan_t *glex_plan_get(glex_group_t *g, const glex_coll_args_t *a, glex_algo_t algo,
                            int *err);
+void glex_plan_put(glex_group_t *g, glex_plan_t *p);
 #endif

@@ -195,8 +195,10 @@ int glex_coll_start(glex_group_t *g, const glex_coll_args_t *a, glex_req_t **out
     if (!p)
         return rc;
     glex_req_t *r = calloc(1, sizeof *r);
-    if (!r)
+    if (!r) {
+        glex_plan_put(g, p);
         return glex_error(GLEX_ENOMEM, "out of memory for a request");
+    }
     r->g = g;
     r->plan = p;
     r->algo = algo;
@@ -208,6 +210,7 @@ int glex_coll_start(glex_group_t *g, const glex_coll_args_t *a, glex_req_t **out
     if (p->tmp_bytes) {
         r->tmp = p->ntmp ? p->tmp_free[--p->ntmp] : malloc(p->tmp_bytes);
         if (!r->tmp) {
+            glex_plan_put(g, p);
             free(r);
             return glex_error(GLEX_ENOMEM, "out of memory for %llu bytes of scratch",
                               (unsigned long long)p->tmp_bytes);
@@ -242,6 +245,7 @@ void glex_coll_req_free(glex_req_t *r)
         return;
     if (r->state != REQ_DONE)
         glex_coll_wait(r);
+    glex_plan_put(r->g, r->plan);
     free(r);
 }
 
@@ -266,5 +270,8 @@ int glex_coll_plan_size(glex_group_t *g, const glex_coll_args_t *a)
     if (rc)
         return rc;
     glex_plan_t *p = glex_plan_get(g, a, algo, &rc);
-    return p ? (int)p->n : rc;
+    if (!p)
+        return rc;
+    glex_plan_put(g, p);
+    return (int)p->n;
 }
