@@ -324,9 +324,10 @@ static int step_coll(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d)
 static int step_mp(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d)
 {
     glex_vp_shm_t *dv = glex_vp_shm(f, d->dest_id, d->dest_vp);
-    if (!atomic_load(&dv->open))
-        return glex_error(GLEX_ENOENT, "MP to node %u vp %u: VP is not open", d->dest_id,
-                          d->dest_vp);
+    if (!atomic_load(&dv->open)) { /* not open yet: wait for it, up to GLEX_TIMEOUT */
+        park(t, glex_unit_shm(f, f->node, t->unit), 1);
+        return 0;
+    }
     uint8_t *ring = f->base + f->hdr->off_rings +
                     f->hdr->vp_ring_stride * ((uint64_t)d->dest_id * f->p.vps_per_node + d->dest_vp);
     glex_rqe_t *rq = (glex_rqe_t *)(ring + (size_t)f->p.dq_depth * sizeof(glex_desc_t) +
@@ -439,7 +440,9 @@ static int run_task(glex_fabric_t *f, glex_task_t *t, uint64_t now)
             if (now - t->last_progress > (uint64_t)f->p.timeout_ms * 1000000ull) {
                 glex_error(GLEX_ETIMEDOUT,
                            "no %s within GLEX_TIMEOUT=%.3f s (job %u, waiting on node %u vp %u)",
-                           d->branch && !t->recv_done ? "packet" : "credit",
+                           d->kind == GLEX_DESC_MP       ? "room in an open receive queue"
+                           : d->branch && !t->recv_done ? "packet"
+                                                         : "credit",
                            f->p.timeout_ms / 1000.0, t->job,
                            d->branch && !t->recv_done ? d->recv_id : d->dest_id,
                            d->branch && !t->recv_done ? d->recv_vp : d->dest_vp);
