@@ -56,7 +56,11 @@ void glex_dtree_halves(uint64_t cnt, uint64_t off[2], uint64_t len[2])
     len[1] = cnt - cnt / 2;
 }
 
-void glex_bcast_dtree(glex_sched_t *s, uint32_t root, uint64_t buf, uint64_t cnt, uint32_t seqbase)
+/* One walk over both trees, segment by segment, for bcast (data flows from
+ * the root down, forwarded to the first child as it arrives) and for reduce
+ * (children combined, the last one forwarded up to the parent). */
+static void dtree_walk(glex_sched_t *s, uint32_t root, uint64_t buf, uint64_t cnt,
+                       uint32_t seqbase, bool reduce)
 {
     uint32_t n = s->g->size, v = (s->g->rank + n - root) % n;
     if (n < 2)
@@ -70,51 +74,42 @@ void glex_bcast_dtree(glex_sched_t *s, uint32_t root, uint64_t buf, uint64_t cnt
             uint64_t at = min_u64(j * seg, hcnt[t]), c = min_u64(seg, hcnt[t] - at);
             uint64_t ref = buf + (hoff[t] + at) * s->es;
             uint32_t seq = seqbase + 2 * (uint32_t)j + t, parent, kids[2];
-            if (v == 0) {
-                sc_send(s, REAL(pos_to_v(t, m, rootpos)), seq, ref, c);
+            if (v == 0) { /* the root feeds (or collects from) the tree's root */
+                uint32_t top = REAL(pos_to_v(t, m, rootpos));
+                if (reduce)
+                    sc_recv(s, top, seq, ref, c, true);
+                else
+                    sc_send(s, top, seq, ref, c);
                 continue;
             }
             int nk = dtree_links(t, m, v, &parent, kids);
             if (nk == 0) {
-                sc_recv(s, REAL(parent), seq, ref, c, false);
-                continue;
+                if (reduce)
+                    sc_send(s, REAL(parent), seq, ref, c);
+                else
+                    sc_recv(s, REAL(parent), seq, ref, c, false);
+            } else if (reduce) {
+                if (nk == 2)
+                    sc_recv(s, REAL(kids[0]), seq, ref, c, true);
+                sc_fwd(s, REAL(kids[nk - 1]), seq, REAL(parent), seq, ref, c, true);
+            } else {
+                sc_fwd(s, REAL(parent), seq, REAL(kids[0]), seq, ref, c, false);
+                if (nk == 2)
+                    sc_send(s, REAL(kids[1]), seq, ref, c);
             }
-            sc_fwd(s, REAL(parent), seq, REAL(kids[0]), seq, ref, c, false);
-            if (nk == 2)
-                sc_send(s, REAL(kids[1]), seq, ref, c);
         }
     }
+}
+
+void glex_bcast_dtree(glex_sched_t *s, uint32_t root, uint64_t buf, uint64_t cnt, uint32_t seqbase)
+{
+    dtree_walk(s, root, buf, cnt, seqbase, false);
 }
 
 void glex_reduce_dtree(glex_sched_t *s, uint32_t root, uint64_t acc, uint64_t cnt,
                        uint32_t seqbase)
 {
-    uint32_t n = s->g->size, v = (s->g->rank + n - root) % n;
-    if (n < 2)
-        return;
-    uint32_t m = n - 1, rootpos = m / 2;
-    uint64_t hoff[2], hcnt[2], nseg, seg;
-    glex_dtree_halves(cnt, hoff, hcnt);
-    glex_segments(s, hcnt[1], &nseg, &seg);
-    for (uint64_t j = 0; j < nseg; j++) {
-        for (uint32_t t = 0; t < 2; t++) {
-            uint64_t at = min_u64(j * seg, hcnt[t]), c = min_u64(seg, hcnt[t] - at);
-            uint64_t ref = acc + (hoff[t] + at) * s->es;
-            uint32_t seq = seqbase + 2 * (uint32_t)j + t, parent, kids[2];
-            if (v == 0) {
-                sc_recv(s, REAL(pos_to_v(t, m, rootpos)), seq, ref, c, true);
-                continue;
-            }
-            int nk = dtree_links(t, m, v, &parent, kids);
-            if (nk == 0) {
-                sc_send(s, REAL(parent), seq, ref, c);
-                continue;
-            }
-            if (nk == 2)
-                sc_recv(s, REAL(kids[0]), seq, ref, c, true);
-            sc_fwd(s, REAL(kids[nk - 1]), seq, REAL(parent), seq, ref, c, true);
-        }
-    }
+    dtree_walk(s, root, acc, cnt, seqbase, true);
 }
 
 void glex_build_bcast(glex_sched_t *s, glex_algo_t algo)

@@ -100,6 +100,22 @@ glex_algo_t glex_algo_auto(const glex_group_t *g, const glex_coll_args_t *a)
 
 /* ---- groups ---- */
 
+/* an unsigned environment variable in [lo, hi], or def when unset */
+static int env_u64(const char *name, uint64_t def, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+    const char *s = getenv(name);
+    *out = def;
+    if (!s || !*s)
+        return GLEX_OK;
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (*end || end == s || s[0] == '-' || v < lo || v > hi)
+        return glex_error(GLEX_EINVAL, "%s=%s is invalid: allowed range %llu..%llu", name, s,
+                          (unsigned long long)lo, (unsigned long long)hi);
+    *out = v;
+    return GLEX_OK;
+}
+
 int glex_group_create(glex_vp_t *vp, uint64_t group_key, uint32_t size, uint32_t rank,
                       const uint32_t *nodes, const uint16_t *vps, glex_group_t **out)
 {
@@ -122,25 +138,11 @@ int glex_group_create(glex_vp_t *vp, uint64_t group_key, uint32_t size, uint32_t
     if (nodes[rank] != glex_fabric_node(f) || vps[rank] != glex_vp_index(vp))
         return glex_error(GLEX_EINVAL, "group rank %u is node %u vp %u, but this VP is node %u vp %u",
                           rank, nodes[rank], vps[rank], glex_fabric_node(f), glex_vp_index(vp));
-    uint64_t seg_kb = 64, max_plans = 256;
-    const char *s = getenv("GLEX_COLL_PLAN_CACHE");
-    if (s && *s) {
-        char *end;
-        unsigned long long v = strtoull(s, &end, 10);
-        if (*end || end == s || s[0] == '-' || v < 1 || v > 1000000)
-            return glex_error(GLEX_EINVAL,
-                              "GLEX_COLL_PLAN_CACHE=%s is invalid: allowed range 1..1000000", s);
-        max_plans = v;
-    }
-    s = getenv("GLEX_COLL_SEGMENT_KB");
-    if (s && *s) {
-        char *end;
-        unsigned long long v = strtoull(s, &end, 10);
-        if (*end || end == s || s[0] == '-' || v < 1 || v > 65536)
-            return glex_error(GLEX_EINVAL,
-                              "GLEX_COLL_SEGMENT_KB=%s is invalid: allowed range 1..65536", s);
-        seg_kb = v;
-    }
+    uint64_t seg_kb, max_plans;
+    int rc;
+    if ((rc = env_u64("GLEX_COLL_PLAN_CACHE", 256, 1, 1000000, &max_plans)) ||
+        (rc = env_u64("GLEX_COLL_SEGMENT_KB", 64, 1, 65536, &seg_kb)))
+        return rc;
     glex_group_t *g = calloc(1, sizeof *g);
     if (!g)
         return glex_error(GLEX_ENOMEM, "out of memory for a group");

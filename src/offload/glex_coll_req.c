@@ -184,14 +184,19 @@ static int req_poll(void *arg)
     return r->state == REQ_DONE;
 }
 
+/* checked arguments -> algorithm and plan (referenced), or NULL and *rc */
+static glex_plan_t *plan_for(glex_group_t *g, const glex_coll_args_t *a, glex_algo_t *algo, int *rc)
+{
+    *rc = glex_coll_resolve(g, a, algo);
+    return *rc ? NULL : glex_plan_get(g, a, *algo, rc);
+}
+
 int glex_coll_start(glex_group_t *g, const glex_coll_args_t *a, glex_req_t **out)
 {
     glex_algo_t algo;
-    int rc = glex_coll_resolve(g, a, &algo);
+    int rc;
     *out = NULL;
-    if (rc)
-        return rc;
-    glex_plan_t *p = glex_plan_get(g, a, algo, &rc);
+    glex_plan_t *p = plan_for(g, a, &algo, &rc);
     if (!p)
         return rc;
     glex_req_t *r = calloc(1, sizeof *r);
@@ -266,10 +271,8 @@ int glex_coll_run(glex_group_t *g, const glex_coll_args_t *a)
 int glex_coll_plan_size(glex_group_t *g, const glex_coll_args_t *a)
 {
     glex_algo_t algo;
-    int rc = glex_coll_resolve(g, a, &algo);
-    if (rc)
-        return rc;
-    glex_plan_t *p = glex_plan_get(g, a, algo, &rc);
+    int rc;
+    glex_plan_t *p = plan_for(g, a, &algo, &rc);
     if (!p)
         return rc;
     glex_plan_put(g, p);
