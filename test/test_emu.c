@@ -296,6 +296,33 @@ static void test_descriptor_checks(void)
     glex_fabric_close(f);
 }
 
+static void test_engine_bind(void)
+{
+    glex_fabric_t *f;
+    const char *good[] = { "process", "none", "rr", "pu:0" };
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        setenv("GLEX_ENGINE_BIND", good[i], 1);
+        int rc = glex_fabric_open("bind", 1, 0, NULL, &f);
+        tap_ok(rc == 0, "GLEX_ENGINE_BIND=%s accepted", good[i]);
+        if (!rc)
+            glex_fabric_close(f);
+    }
+    setenv("GLEX_ENGINE_BIND", "pu:4096", 1);
+    int rc = glex_fabric_open("bind", 1, 0, NULL, &f);
+    tap_ok(rc == GLEX_EINVAL && strstr(glex_last_error(), "PU 4096 is out of range"),
+           "a PU beyond the machine is refused: %s", glex_last_error());
+    if (!rc)
+        glex_fabric_close(f);
+    setenv("GLEX_ENGINE_BIND", "cores", 1);
+    rc = glex_fabric_open("bind", 1, 0, NULL, &f);
+    tap_ok(rc == GLEX_EINVAL && strstr(glex_last_error(), "process, rr, none, pu:N"),
+           "an unknown policy is refused with the valid ones: %s", glex_last_error());
+    unsetenv("GLEX_ENGINE_BIND");
+    char path[128];
+    snprintf(path, sizeof path, "/dev/shm/glex-%u-bind", (unsigned)getuid());
+    tap_ok(access(path, F_OK) != 0, "failed opens leave no segment behind");
+}
+
 static void test_hash_table(void)
 {
     glex_fabric_t *f;
@@ -549,6 +576,7 @@ int main(void)
     test_segment_mismatch();
     test_params();
     test_descriptor_checks();
+    test_engine_bind();
     test_hash_table();
     test_jobs();
     glex_run_group(2, NULL, rank_mp_rdma, NULL, 60, "emu mp/rdma");

@@ -1,0 +1,31 @@
+#!/bin/sh
+# test_info.sh - glex-info: topology and parameters, --help, bad input, and
+# the counters of a live job's segment (glex-bench keeps one open).
+bin=${top_builddir:-.}
+n=0; fail=0
+ok() { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=$((fail+1)); fi; }
+out=$("$bin/glex-info"); rc=$?
+echo "$out" | grep -q "Topology (hwloc): packages" && echo "$out" | grep -q "GLEX_UNIT_BUFFER_KB"
+ok $(( rc | $? )) "glex-info prints the hwloc summary and NIC parameters"
+"$bin/glex-info" --help | grep -q "GLEX_TIMEOUT"; ok $? "--help documents the variables"
+GLEX_PULSES=0 "$bin/glex-info" 2>/tmp/glex-info.$$ >/dev/null; rc=$?
+[ $rc = 2 ] && grep -q "GLEX_PULSES=0 is invalid: allowed range 1..64" /tmp/glex-info.$$; ok $? "a bad variable is reported with its range (exit 2)"
+"$bin/glex-info" --job no-such-job 2>/tmp/glex-info.$$ >/dev/null; rc=$?
+[ $rc = 1 ] && grep -q "no segment" /tmp/glex-info.$$; ok $? "an unknown job is reported"
+"$bin/glex-bench" -n 2 -c allreduce -m 8:4194304 -i 400 -x 1 >/dev/null &
+bp=$!
+found=""
+for i in $(seq 1 100); do
+  found=$("$bin/glex-info" --list | grep -o "job bench[0-9]*" | head -1 | cut -d' ' -f2)
+  [ -n "$found" ] && break; sleep 0.05
+done
+sleep 0.3
+out=$("$bin/glex-info" --job "$found" 2>&1)
+echo "$out" | awk '/VP counters/{f=1;next} /Unit counters/{f=0} f && $1 ~ /^[0-9]+$/ && $3 > 0 {c++} END{exit c>=2?0:1}'
+ok $? "glex-info --job shows both ranks' VP counters of a running job"
+echo "$out" | awk '/Unit counters/{f=1;next} f && $1 ~ /^[0-9]+$/ && $3 > 0 {c++} END{exit c>=1?0:1}'
+ok $? "and unit counters with buffered packets"
+wait $bp; ok $? "the benchmark run finished"
+rm -f /tmp/glex-info.$$
+echo "1..$n"
+exit 0
