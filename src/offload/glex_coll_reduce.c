@@ -103,7 +103,7 @@ static void rabenseifner(glex_sched_t *s, uint32_t root, uint64_t acc, uint64_t 
     int64_t nr64 = fold_extra(s, root, acc, src, cnt, all);
     if (nr64 < 0)
         return;
-    uint32_t nr = (uint32_t)nr64, lo = 0, hi = pof2, wlo[32], whi[32];
+    uint32_t nr = (uint32_t)nr64, lo = 0, hi = pof2, wlo[32] = { 0 }, whi[32] = { 0 };
 #define AT(b) (acc + disp(cnt, pof2, (b)) * es)
 #define LEN(a, b) (disp(cnt, pof2, (b)) - disp(cnt, pof2, (a)))
     for (uint32_t st = 0; st < k; st++) {
