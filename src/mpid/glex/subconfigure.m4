@@ -1,0 +1,30 @@
+[#] start of __file__
+dnl ch4:glex - the emulated GLEX NIC netmod (this project's src/mpid/glex,
+dnl grafted into MPICH as src/mpid/ch4/netmod/glex by scripts/build-mpich.sh).
+dnl MPICH_SUBCFG_AFTER=src/mpid/ch4
+
+AC_DEFUN([PAC_SUBCFG_PREREQ_]PAC_SUBCFG_AUTO_SUFFIX,[
+    AM_COND_IF([BUILD_CH4],[
+        for glex_net in $ch4_netmods ; do
+            if test "$glex_net" = "glex" ; then
+                build_ch4_netmod_glex=yes
+            fi
+        done
+    ])
+    AM_CONDITIONAL([BUILD_CH4_NETMOD_GLEX],[test "X$build_ch4_netmod_glex" = "Xyes"])
+])dnl
+
+AC_DEFUN([PAC_SUBCFG_BODY_]PAC_SUBCFG_AUTO_SUFFIX,[
+AM_COND_IF([BUILD_CH4_NETMOD_GLEX],[
+    AC_MSG_NOTICE([RUNNING CONFIGURE FOR ch4:glex])
+    dnl point-to-point, probe, RMA and partitioned traffic ride on ch4 active messages
+    AC_DEFINE([MPIDI_ENABLE_AM_ONLY], 1, [ch4:glex carries pt2pt over active messages])
+    AC_DEFINE([HAVE_CH4_NETMOD_GLEX], 1, [the GLEX netmod is built])
+    AC_CHECK_HEADER([linux/futex.h], [],
+        [AC_MSG_ERROR([ch4:glex needs linux/futex.h: install the Debian package linux-libc-dev])])
+    AC_SEARCH_LIBS([shm_open], [rt], [],
+        [AC_MSG_ERROR([ch4:glex needs shm_open: install the Debian package libc6-dev])])
+])dnl
+])dnl
+
+[#] end of __file__
