@@ -62,6 +62,8 @@ void glex_params_default(glex_params_t *p);
  * glex_last_error() names the variable, the value and the allowed range. */
 int glex_params_from_env(glex_params_t *p);
 int glex_params_check(const glex_params_t *p);
+/* hash-buffer slots a unit fills before senders are pushed back (10% reserve) */
+uint32_t glex_params_table_usable(const glex_params_t *p);
 
 /* ---- ALU ---- */
 typedef enum {

@@ -438,14 +438,14 @@ static int run_task(glex_fabric_t *f, glex_task_t *t, uint64_t now)
             t->last_progress = now, work = 1;
         if (rc != 2) {
             if (now - t->last_progress > (uint64_t)f->p.timeout_ms * 1000000ull) {
+                int receiving = d->branch && !t->recv_done;
                 glex_error(GLEX_ETIMEDOUT,
                            "no %s within GLEX_TIMEOUT=%.3f s (job %u, waiting on node %u vp %u)",
-                           d->kind == GLEX_DESC_MP       ? "room in an open receive queue"
-                           : d->branch && !t->recv_done ? "packet"
-                                                         : "credit",
-                           f->p.timeout_ms / 1000.0, t->job,
-                           d->branch && !t->recv_done ? d->recv_id : d->dest_id,
-                           d->branch && !t->recv_done ? d->recv_vp : d->dest_vp);
+                           d->kind == GLEX_DESC_MP ? "room in an open receive queue"
+                           : receiving             ? "packet"
+                                                   : "credit",
+                           f->p.timeout_ms / 1000.0, t->job, receiving ? d->recv_id : d->dest_id,
+                           receiving ? d->recv_vp : d->dest_vp);
                 fail_task(f, t, GLEX_ETIMEDOUT);
             }
             break;

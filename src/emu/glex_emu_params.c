@@ -83,6 +83,11 @@ int glex_params_from_env(glex_params_t *p)
     return glex_params_check(p);
 }
 
+uint32_t glex_params_table_usable(const glex_params_t *p)
+{
+    return p->table_slots - p->table_slots * GLEX_TABLE_RESERVE_PCT / 100;
+}
+
 uint32_t glex_jobs_per_unit(const glex_params_t *p)
 {
     return (GLEX_MAX_JOBS + p->units - 1) / p->units;

@@ -37,7 +37,7 @@ int glex_table_insert(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_key_t
     uint64_t *bm = glex_unit_bitmap(f, node, unit);
     uint8_t *tab = glex_unit_table(f, node, unit);
     uint32_t slots = f->p.table_slots, esz = f->hdr->entry_size;
-    uint32_t limit = slots - slots * GLEX_TABLE_RESERVE_PCT / 100;
+    uint32_t limit = glex_params_table_usable(&f->p);
     uint32_t probes = 0;
     if (len > f->p.inline_max)
         return glex_error(GLEX_EINVAL, "packet payload %u is out of range 0..%u", len,

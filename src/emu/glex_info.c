@@ -32,7 +32,7 @@ static void print_params(const glex_params_t *p)
     printf("  offload units per node   %u   (GLEX_UNITS)\n", p->units);
     printf("  unit buffer              %u KiB (GLEX_UNIT_BUFFER_KB)\n", p->unit_buffer_kb);
     printf("  hash-buffer slots/unit   %u   (GLEX_TABLE_SLOTS, %u usable: 10%% reserve)\n",
-           p->table_slots, p->table_slots - p->table_slots / 10);
+           p->table_slots, glex_params_table_usable(p));
     printf("  inline payload           %u bytes (GLEX_INLINE_MAX)\n", p->inline_max);
     printf("  VPs per node             %u   (GLEX_VPS_PER_NODE)\n", p->vps_per_node);
     printf("  DQ / CQ depth            %u / %u (GLEX_DQ_DEPTH / GLEX_CQ_DEPTH)\n", p->dq_depth,

@@ -329,9 +329,8 @@ glex_plan_t *glex_plan_get(glex_group_t *g, const glex_coll_args_t *a, glex_algo
     return p;
 }
 
-void glex_plan_put(glex_group_t *g, glex_plan_t *p)
+void glex_plan_put(glex_plan_t *p)
 {
-    (void)g;
     if (p && p->refs)
         p->refs--;
 }

@@ -108,5 +108,5 @@ glex_algo_t glex_algo_auto(const glex_group_t *g, const glex_coll_args_t *a);
 /* cached or newly compiled plan, with a reference taken; drop it with plan_put */
 glex_plan_t *glex_plan_get(glex_group_t *g, const glex_coll_args_t *a, glex_algo_t algo,
                            int *err);
-void glex_plan_put(glex_group_t *g, glex_plan_t *p);
+void glex_plan_put(glex_plan_t *p);
 #endif

@@ -201,7 +201,7 @@ int glex_coll_start(glex_group_t *g, const glex_coll_args_t *a, glex_req_t **out
         return rc;
     glex_req_t *r = calloc(1, sizeof *r);
     if (!r) {
-        glex_plan_put(g, p);
+        glex_plan_put(p);
         return glex_error(GLEX_ENOMEM, "out of memory for a request");
     }
     r->g = g;
@@ -215,7 +215,7 @@ int glex_coll_start(glex_group_t *g, const glex_coll_args_t *a, glex_req_t **out
     if (p->tmp_bytes) {
         r->tmp = p->ntmp ? p->tmp_free[--p->ntmp] : malloc(p->tmp_bytes);
         if (!r->tmp) {
-            glex_plan_put(g, p);
+            glex_plan_put(p);
             free(r);
             return glex_error(GLEX_ENOMEM, "out of memory for %llu bytes of scratch",
                               (unsigned long long)p->tmp_bytes);
@@ -250,7 +250,7 @@ void glex_coll_req_free(glex_req_t *r)
         return;
     if (r->state != REQ_DONE)
         glex_coll_wait(r);
-    glex_plan_put(r->g, r->plan);
+    glex_plan_put(r->plan);
     free(r);
 }
 
@@ -275,6 +275,6 @@ int glex_coll_plan_size(glex_group_t *g, const glex_coll_args_t *a)
     glex_plan_t *p = plan_for(g, a, &algo, &rc);
     if (!p)
         return rc;
-    glex_plan_put(g, p);
+    glex_plan_put(p);
     return (int)p->n;
 }
