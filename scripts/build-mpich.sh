@@ -118,7 +118,8 @@ fi
 # 4. configure, when options or the generated configure changed
 build=$cache/mpich-build-$shm
 args="--prefix=$prefix --with-device=ch4:glex --with-ch4-shmmods=$shm --disable-fortran
-  --disable-cxx --disable-romio --with-hwloc=/usr --with-datatype-engine=dataloop --disable-doc"
+  --disable-cxx --disable-romio --with-hwloc=/usr --with-datatype-engine=dataloop --disable-doc
+  --disable-ch4-netmod-inline"
 cfid=$(echo "$args $agid" | cksum | cut -d' ' -f1)
 mkdir -p "$build"
 if ! stamp_ok "$build/.glex-configure" "$cfid"; then

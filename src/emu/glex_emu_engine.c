@@ -44,6 +44,7 @@ struct glex_engine {
     _Atomic uint32_t stop;
     _Atomic uint32_t host_waiting;
     uint64_t rng;
+    uint8_t *p2p_blocked; /* per VP, this pass: an MP/RDMA task could not finish */
 };
 
 /* ---------------------------------------------------------------- helpers */
@@ -515,9 +516,20 @@ static int progress_locked(glex_fabric_t *f, glex_engine_t *e)
             work |= fetch(f, e, &f->vps[v]);
     uint64_t now = glex_now_ns();
     glex_task_t **pp = &e->head, *prev = NULL;
+    memset(e->p2p_blocked, 0, f->p.vps_per_node);
     while (*pp) {
         glex_task_t *t = *pp;
+        /* a VP's point-to-point descriptors execute in posting order: once
+         * one waits (receive queue full), later ones from that VP wait too */
+        int p2p = t->cur < t->n && t->d[t->cur].kind != GLEX_DESC_COLL;
+        if (p2p && e->p2p_blocked[t->vp->index]) {
+            prev = t;
+            pp = &t->next;
+            continue;
+        }
         int rc = run_task(f, t, now);
+        if (p2p && rc != 2)
+            e->p2p_blocked[t->vp->index] = 1;
         if (rc == 2) {
             *pp = t->next;
             if (e->tail == t)
@@ -588,6 +600,11 @@ int glex_engine_start(glex_fabric_t *f)
     glex_engine_t *e = calloc(1, sizeof *e);
     if (!e)
         return glex_error(GLEX_ENOMEM, "out of memory for the engine");
+    e->p2p_blocked = calloc(f->p.vps_per_node, 1);
+    if (!e->p2p_blocked) {
+        free(e);
+        return glex_error(GLEX_ENOMEM, "out of memory for the engine");
+    }
     pthread_mutex_init(&e->mu, NULL);
     f->eng = e;
     const char *s = getenv("GLEX_ENGINE_THREAD");
@@ -623,6 +640,7 @@ void glex_engine_stop(glex_fabric_t *f)
         free(t);
     }
     pthread_mutex_destroy(&e->mu);
+    free(e->p2p_blocked);
     free(e);
     f->eng = NULL;
 }

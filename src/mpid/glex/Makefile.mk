@@ -4,10 +4,25 @@
 
 if BUILD_CH4_NETMOD_GLEX
 
-AM_CPPFLAGS += -I$(top_srcdir)/src/mpid/ch4/netmod/glex_emu \
+AM_CPPFLAGS += -I$(top_srcdir)/src/mpid/ch4/netmod/glex \
+               -I$(top_srcdir)/src/mpid/ch4/netmod/glex_emu \
                -I$(top_srcdir)/src/mpid/ch4/netmod/glex_offload
 
+noinst_HEADERS += \
+    src/mpid/ch4/netmod/glex/glex_pre.h \
+    src/mpid/ch4/netmod/glex/glex_impl.h \
+    src/mpid/ch4/netmod/glex_emu/glex_emu.h \
+    src/mpid/ch4/netmod/glex_emu/glex_emu_internal.h \
+    src/mpid/ch4/netmod/glex_offload/glex_coll.h \
+    src/mpid/ch4/netmod/glex_offload/glex_coll_internal.h
+
 mpi_core_sources += \
+    src/mpid/ch4/netmod/glex/func_table.c \
+    src/mpid/ch4/netmod/glex/glex_am.c \
+    src/mpid/ch4/netmod/glex/glex_coll.c \
+    src/mpid/ch4/netmod/glex/glex_comm.c \
+    src/mpid/ch4/netmod/glex/glex_init.c \
+    src/mpid/ch4/netmod/glex/glex_misc.c \
     src/mpid/ch4/netmod/glex_emu/glex_emu_alu.c \
     src/mpid/ch4/netmod/glex_emu/glex_emu_desc.c \
     src/mpid/ch4/netmod/glex_emu/glex_emu_engine.c \

@@ -1,0 +1,392 @@
+/* glex_am.c - ch4 active messages over the emulated NIC.
+ *
+ * Every message is one MP descriptor (inline payload <= GLEX_INLINE_MAX,
+ * 256 bytes here) from this node's AM VP to the target's AM VP:
+ *   EAGER  wire header + AM header + data, when all of it fits inline;
+ *   LMT    wire header + AM header + the address of the data: the receiver
+ *          reads the data with an RDMA-get descriptor (cross-memory attach)
+ *          and answers with
+ *   ACK    which completes the sender's request.
+ * The NIC model delivers a VP's MP descriptors in posting order, so
+ * messages between two processes are never reordered (MPI's
+ * non-overtaking rule); an LMT message is handled completely (data read,
+ * handler run) before the next message from the receive queue. */
+#include "glex_impl.h"
+#include <sched.h>
+
+enum { WIRE_EAGER = 1, WIRE_LMT = 2, WIRE_ACK = 3 };
+
+typedef struct {
+    uint8_t kind;
+    uint8_t handler_id;
+    uint8_t src_vci, dst_vci;
+    uint32_t am_hdr_sz;
+    uint64_t data_sz;
+    uint64_t addr;     /* LMT: where the sender's data is */
+    uint64_t cookie;   /* LMT, ACK: the sender's request */
+} wire_t;
+
+#define WIRE_SZ ((MPI_Aint) sizeof(wire_t))
+
+/* messages every receive call handles at most (keeps progress calls short) */
+#define RQ_BATCH 64
+/* data up to this size goes without MPIDIG's RTS/CTS handshake */
+#define AM_EAGER_LIMIT (64 * 1024)
+/* progress calls without work before yielding the core */
+#define IDLE_YIELD 64
+
+/* Receive-queue entries taken off the NIC while this process could not post
+ * (descriptor queue full); handled in order before the queue itself. */
+typedef struct held {
+    struct held *next;
+    glex_rqe_t e;
+} held_t;
+static held_t *held_head, *held_tail;
+
+int MPIDI_GLEX_error(int glex_rc, const char *what)
+{
+    if (glex_rc == GLEX_ETIMEDOUT)      /* a peer stopped answering */
+        return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
+                                    MPIX_ERR_PROC_FAILED, "**fail", "**fail %s", what);
+    return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
+                                MPI_ERR_OTHER, "**fail", "**fail %s", what);
+}
+
+static int post_error(int rc)
+{
+    char msg[512];
+    snprintf(msg, sizeof msg, "ch4:glex: %s", glex_last_error());
+    return MPIDI_GLEX_error(rc, msg);
+}
+
+static void hold_incoming(void)
+{
+    held_t *h = MPL_malloc(sizeof *h, MPL_MEM_BUFFER);
+    while (h && glex_vp_poll_rq(MPIDI_GLEX_global.am_vp, &h->e) == 1) {
+        h->next = NULL;
+        if (held_tail)
+            held_tail->next = h;
+        else
+            held_head = h;
+        held_tail = h;
+        h = MPL_malloc(sizeof *h, MPL_MEM_BUFFER);
+    }
+    MPL_free(h);
+}
+
+/* post one descriptor on the AM VP; while the descriptor queue is full, run
+ * the engine and take incoming messages aside (so two processes flooding each
+ * other cannot deadlock) */
+static int post(const glex_desc_t *d)
+{
+    for (;;) {
+        int rc = glex_vp_post(MPIDI_GLEX_global.am_vp, d, 1);
+        if (rc != GLEX_EAGAIN)
+            return rc ? post_error(rc) : MPI_SUCCESS;
+        glex_progress(MPIDI_GLEX_global.fabric);
+        hold_incoming();
+    }
+}
+
+static void mp_init(glex_desc_t * d, uint32_t node)
+{
+    memset(d, 0, offsetof(glex_desc_t, data));
+    d->kind = GLEX_DESC_MP;
+    d->ch = d->ct = 1;
+    d->source_vp = MPIDI_GLEX_AM_VP;
+    d->dest_vp = MPIDI_GLEX_AM_VP;
+    d->dest_id = node;
+}
+
+static int send_msg(uint32_t node, int handler_id, const void *am_hdr, MPI_Aint am_hdr_sz,
+                    const void *data, MPI_Aint count, MPI_Datatype datatype, int src_vci,
+                    int dst_vci, MPIR_Request * sreq)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPI_Aint inline_max = MPIDI_GLEX_global.inline_max;
+    int contig = 1;
+    MPI_Aint data_sz = 0, true_lb = 0;
+    MPIR_Datatype *dt_ptr = NULL;
+    if (sreq)
+        MPIDI_Datatype_get_info(count, datatype, contig, data_sz, dt_ptr, true_lb);
+    (void) dt_ptr;
+    MPIR_ERR_CHKANDJUMP1(am_hdr_sz + WIRE_SZ > inline_max, mpi_errno, MPI_ERR_OTHER, "**fail",
+                         "**fail %s", "ch4:glex: active-message header larger than "
+                         "MPIDI_NM_am_hdr_max_sz()");
+
+    glex_desc_t d;
+    mp_init(&d, node);
+    wire_t w = {.handler_id = (uint8_t) handler_id, .src_vci = (uint8_t) src_vci,
+        .dst_vci = (uint8_t) dst_vci, .am_hdr_sz = (uint32_t) am_hdr_sz,
+        .data_sz = (uint64_t) data_sz
+    };
+    if (am_hdr_sz)
+        memcpy(d.data + WIRE_SZ, am_hdr, am_hdr_sz);
+
+    if (WIRE_SZ + am_hdr_sz + data_sz <= inline_max) {
+        w.kind = WIRE_EAGER;
+        uint8_t *p = d.data + WIRE_SZ + am_hdr_sz;
+        if (data_sz && contig) {
+            memcpy(p, (const char *) data + true_lb, data_sz);
+        } else if (data_sz) {
+            MPI_Aint packed = 0;
+            mpi_errno = MPIR_Typerep_pack(data, count, datatype, 0, p, data_sz, &packed);
+            MPIR_ERR_CHECK(mpi_errno);
+        }
+        memcpy(d.data, &w, WIRE_SZ);
+        d.inline_len = (uint16_t) (WIRE_SZ + am_hdr_sz + data_sz);
+        mpi_errno = post(&d);
+        MPIR_ERR_CHECK(mpi_errno);
+        if (sreq)
+            MPIDIG_global.origin_cbs[handler_id] (sreq);
+        goto fn_exit;
+    }
+
+    /* rendezvous: the receiver reads the data from here */
+    const void *src = (const char *) data + true_lb;
+    void *pack = NULL;
+    if (!contig) {
+        pack = MPL_malloc(data_sz, MPL_MEM_BUFFER);
+        MPIR_ERR_CHKANDJUMP1(!pack, mpi_errno, MPI_ERR_OTHER, "**nomem", "**nomem %d",
+                             (int) data_sz);
+        MPI_Aint packed = 0;
+        mpi_errno = MPIR_Typerep_pack(data, count, datatype, 0, pack, data_sz, &packed);
+        MPIR_ERR_CHECK(mpi_errno);
+        src = pack;
+    }
+    MPIDI_GLEX_AMREQ(sreq).handler_id = handler_id;
+    MPIDI_GLEX_AMREQ(sreq).pack_buffer = pack;
+    w.kind = WIRE_LMT;
+    w.addr = (uint64_t) (uintptr_t) src;
+    w.cookie = (uint64_t) (uintptr_t) sreq;
+    memcpy(d.data, &w, WIRE_SZ);
+    d.inline_len = (uint16_t) (WIRE_SZ + am_hdr_sz);
+    mpi_errno = post(&d);
+    MPIR_ERR_CHECK(mpi_errno);
+
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+int MPIDI_GLEX_am_send_hdr(int rank, MPIR_Comm * comm, int handler_id, const void *am_hdr,
+                           MPI_Aint am_hdr_sz, int src_vci, int dst_vci)
+{
+    return send_msg(MPIDI_GLEX_node_of(comm, rank), handler_id, am_hdr, am_hdr_sz, NULL, 0,
+                    MPI_DATATYPE_NULL, src_vci, dst_vci, NULL);
+}
+
+int MPIDI_GLEX_am_isend(int rank, MPIR_Comm * comm, int handler_id, const void *am_hdr,
+                        MPI_Aint am_hdr_sz, const void *data, MPI_Aint count,
+                        MPI_Datatype datatype, int src_vci, int dst_vci, MPIR_Request * sreq)
+{
+    return send_msg(MPIDI_GLEX_node_of(comm, rank), handler_id, am_hdr, am_hdr_sz, data, count,
+                    datatype, src_vci, dst_vci, sreq);
+}
+
+int MPIDI_GLEX_am_send_hdr_reply(MPIR_Comm * comm, int src_rank, int handler_id,
+                                 const void *am_hdr, MPI_Aint am_hdr_sz, int src_vci, int dst_vci)
+{
+    return send_msg(MPIDI_GLEX_node_of(comm, src_rank), handler_id, am_hdr, am_hdr_sz, NULL, 0,
+                    MPI_DATATYPE_NULL, src_vci, dst_vci, NULL);
+}
+
+int MPIDI_GLEX_am_isend_reply(MPIR_Comm * comm, int src_rank, int handler_id, const void *am_hdr,
+                              MPI_Aint am_hdr_sz, const void *data, MPI_Aint count,
+                              MPI_Datatype datatype, int src_vci, int dst_vci,
+                              MPIR_Request * sreq)
+{
+    return send_msg(MPIDI_GLEX_node_of(comm, src_rank), handler_id, am_hdr, am_hdr_sz, data,
+                    count, datatype, src_vci, dst_vci, sreq);
+}
+
+MPIDIG_recv_data_copy_cb MPIDI_GLEX_am_get_data_copy_cb(uint32_t attr)
+{
+    (void) attr;
+    return NULL;
+}
+
+MPI_Aint MPIDI_GLEX_am_hdr_max_sz(void)
+{
+    return (MPI_Aint) MPIDI_GLEX_global.inline_max - WIRE_SZ;
+}
+
+MPI_Aint MPIDI_GLEX_am_eager_limit(void)
+{
+    return AM_EAGER_LIMIT;
+}
+
+MPI_Aint MPIDI_GLEX_am_eager_buf_limit(void)
+{
+    return (MPI_Aint) MPIDI_GLEX_global.inline_max;
+}
+
+bool MPIDI_GLEX_am_check_eager(MPI_Aint am_hdr_sz, MPI_Aint data_sz, const void *data,
+                               MPI_Aint count, MPI_Datatype datatype, MPIR_Request * sreq)
+{
+    (void) data, (void) count, (void) datatype, (void) sreq;
+    return am_hdr_sz + data_sz <= AM_EAGER_LIMIT;
+}
+
+void MPIDI_GLEX_am_request_init(MPIR_Request * req)
+{
+    MPIDI_GLEX_AMREQ(req).pack_buffer = NULL;
+}
+
+void MPIDI_GLEX_am_request_finalize(MPIR_Request * req)
+{
+    MPL_free(MPIDI_GLEX_AMREQ(req).pack_buffer);
+    MPIDI_GLEX_AMREQ(req).pack_buffer = NULL;
+}
+
+/* ------------------------------------------------------------ receiving */
+
+/* a CQE on the AM VP is either the RDMA read being waited for or a failed
+ * MP descriptor (its target never drained its queue within GLEX_TIMEOUT) */
+static int cqe_error(const glex_cqe_t * e)
+{
+    char msg[512];
+    snprintf(msg, sizeof msg, "ch4:glex: message descriptor failed (%s): %s",
+             glex_strerror(e->status), glex_last_error());
+    return MPIDI_GLEX_error(e->status, msg);
+}
+
+/* read an LMT message's data from the sender with an RDMA-get descriptor */
+static int rdma_read(uint32_t node, uint64_t remote, void *local, uint64_t len)
+{
+    static uint64_t seq;
+    glex_desc_t d;
+    memset(&d, 0, offsetof(glex_desc_t, data));
+    d.kind = GLEX_DESC_RDMA;
+    d.ch = d.ct = 1;
+    d.swap_remote_addr = 1;    /* get */
+    d.coll_end_flag = 1;       /* completion entry wanted */
+    d.source_vp = d.dest_vp = MPIDI_GLEX_AM_VP;
+    d.dest_id = node;
+    d.length = len;
+    d.local_addr = (uint64_t) (uintptr_t) local;
+    d.remote_addr = remote;
+    d.cookie = ++seq;
+    int mpi_errno = post(&d);
+    if (mpi_errno)
+        return mpi_errno;
+    for (;;) {
+        glex_cqe_t e;
+        while (glex_vp_poll_cq(MPIDI_GLEX_global.am_vp, &e) == 1) {
+            if (e.status)
+                return cqe_error(&e);
+            if (e.cookie == d.cookie)
+                return MPI_SUCCESS;
+        }
+        glex_progress(MPIDI_GLEX_global.fabric);
+    }
+}
+
+static int send_ack(uint32_t node, uint64_t cookie)
+{
+    glex_desc_t d;
+    mp_init(&d, node);
+    wire_t w = {.kind = WIRE_ACK,.cookie = cookie };
+    memcpy(d.data, &w, WIRE_SZ);
+    d.inline_len = (uint16_t) WIRE_SZ;
+    return post(&d);
+}
+
+static int handle(glex_rqe_t * e)
+{
+    int mpi_errno = MPI_SUCCESS;
+    wire_t w;
+    MPIR_ERR_CHKANDJUMP1(e->len < WIRE_SZ, mpi_errno, MPI_ERR_INTERN, "**fail", "**fail %s",
+                         "ch4:glex: short active message");
+    memcpy(&w, e->data, WIRE_SZ);
+    void *am_hdr = e->data + WIRE_SZ;
+    int attr = 0;
+    MPIDIG_AM_ATTR_SET_VCIS(attr, w.src_vci, w.dst_vci);
+
+    switch (w.kind) {
+        case WIRE_EAGER:
+            MPIDIG_global.target_msg_cbs[w.handler_id] (am_hdr,
+                                                        (uint8_t *) am_hdr + w.am_hdr_sz,
+                                                        (MPI_Aint) w.data_sz, attr, NULL);
+            break;
+        case WIRE_LMT:{
+                void *buf = MPL_malloc(w.data_sz, MPL_MEM_BUFFER);
+                MPIR_ERR_CHKANDJUMP1(!buf, mpi_errno, MPI_ERR_OTHER, "**nomem", "**nomem %d",
+                                     (int) w.data_sz);
+                mpi_errno = rdma_read(e->src_id, w.addr, buf, w.data_sz);
+                if (!mpi_errno)
+                    MPIDIG_global.target_msg_cbs[w.handler_id] (am_hdr, buf,
+                                                                (MPI_Aint) w.data_sz, attr,
+                                                                NULL);
+                MPL_free(buf);
+                MPIR_ERR_CHECK(mpi_errno);
+                mpi_errno = send_ack(e->src_id, w.cookie);
+                MPIR_ERR_CHECK(mpi_errno);
+                break;
+            }
+        case WIRE_ACK:{
+                MPIR_Request *sreq = (MPIR_Request *) (uintptr_t) w.cookie;
+                MPL_free(MPIDI_GLEX_AMREQ(sreq).pack_buffer);
+                MPIDI_GLEX_AMREQ(sreq).pack_buffer = NULL;
+                MPIDIG_global.origin_cbs[MPIDI_GLEX_AMREQ(sreq).handler_id] (sreq);
+                break;
+            }
+        default:
+            MPIR_ERR_SETANDJUMP1(mpi_errno, MPI_ERR_INTERN, "**fail", "**fail %s",
+                                 "ch4:glex: unknown active-message kind");
+    }
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+int MPIDI_GLEX_progress(int vci, int blocking)
+{
+    (void) vci, (void) blocking;
+    int mpi_errno = MPI_SUCCESS, work = 0;
+    glex_vp_t *vp = MPIDI_GLEX_global.am_vp;
+
+    work = glex_progress(MPIDI_GLEX_global.fabric) > 0;
+
+    glex_cqe_t c;
+    while (glex_vp_poll_cq(vp, &c) == 1)
+        if (c.status)
+            return cqe_error(&c);
+
+    for (int n = 0; n < RQ_BATCH; n++) {
+        held_t *h = held_head;
+        if (h) {
+            held_head = h->next;
+            if (!held_head)
+                held_tail = NULL;
+            mpi_errno = handle(&h->e);
+            MPL_free(h);
+        } else {
+            glex_rqe_t e;
+            if (glex_vp_poll_rq(vp, &e) != 1)
+                break;
+            mpi_errno = handle(&e);
+        }
+        work = 1;
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+
+    int nbc_work = 0;
+    mpi_errno = MPIDI_GLEX_nbc_progress(&nbc_work);
+    MPIR_ERR_CHECK(mpi_errno);
+
+    /* MPICH polls progress in a loop while it waits; when nothing arrives,
+     * give the core to the other processes of this oversubscribed node */
+    if (work || nbc_work) {
+        MPIDI_GLEX_global.am_idle = 0;
+    } else if (++MPIDI_GLEX_global.am_idle >= IDLE_YIELD) {
+        MPIDI_GLEX_global.am_idle = 0;
+        sched_yield();
+    }
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}

@@ -1,0 +1,144 @@
+/* glex_impl.h - ch4:glex netmod internals: global state and the functions the
+ * function table (func_table.c) points at.  The netmod is a thin adapter:
+ * src/emu (the NIC model) carries every byte, src/offload compiles the
+ * collectives. */
+#ifndef GLEX_IMPL_H_INCLUDED
+#define GLEX_IMPL_H_INCLUDED
+
+#include <mpidimpl.h>
+#include "glex_coll.h"
+
+#define MPIDI_GLEX_COMM(comm) ((comm)->dev.ch4.netmod.glex)
+#define MPIDI_GLEX_AMREQ(req) ((req)->dev.ch4.am.netmod_am.glex)
+
+/* VPs of every node (= MPI process) */
+#define MPIDI_GLEX_AM_VP 0      /* active messages: point-to-point, RMA, probe */
+#define MPIDI_GLEX_COLL_VP 1    /* offloaded collectives */
+
+/* how one collective kind runs (GLEX_<KIND>_ALGO) */
+typedef struct {
+    int mpich;            /* 1: MPICH's own algorithms (GLEX_*_ALGO=mpich or GLEX_OFFLOAD=0) */
+    int host;             /* 1: host-based mode of the engine */
+    glex_algo_t algo;     /* asked-for algorithm (auto when host) */
+} MPIDI_GLEX_choice_t;
+
+typedef struct MPIDI_GLEX_nbc MPIDI_GLEX_nbc_t;
+
+typedef struct {
+    glex_fabric_t *fabric;
+    glex_vp_t *am_vp;
+    glex_vp_t *coll_vp;
+    uint32_t inline_max;               /* MP payload bytes */
+    int verbose;                       /* GLEX_VERBOSE */
+    MPIDI_GLEX_choice_t choice[GLEX_COLL_KIND_COUNT];
+    MPIDI_GLEX_nbc_t *nbc_head;        /* nonblocking collectives in flight */
+    char *json_path;                   /* collective selection file, removed after init */
+    int am_idle;                       /* consecutive progress calls without work */
+} MPIDI_GLEX_global_t;
+
+extern MPIDI_GLEX_global_t MPIDI_GLEX_global;
+
+/* world rank (= NodeID) of a communicator rank */
+static inline uint32_t MPIDI_GLEX_node_of(MPIR_Comm * comm, int rank)
+{
+    int lpid = 0, avtid = 0;
+    MPIDIU_comm_rank_to_pid(comm, rank, &lpid, &avtid);
+    return (uint32_t) lpid;
+}
+
+/* MPI error code carrying the NIC model's last error text */
+int MPIDI_GLEX_error(int glex_rc, const char *what);
+
+/* glex_init.c */
+int MPIDI_GLEX_init_local(int *tag_bits);
+int MPIDI_GLEX_init_world(void);
+int MPIDI_GLEX_post_init(void);
+int MPIDI_GLEX_mpi_finalize_hook(void);
+int MPIDI_GLEX_parse_env(void);
+
+/* glex_am.c */
+int MPIDI_GLEX_progress(int vci, int blocking);
+int MPIDI_GLEX_am_send_hdr(int rank, MPIR_Comm * comm, int handler_id, const void *am_hdr,
+                           MPI_Aint am_hdr_sz, int src_vci, int dst_vci);
+int MPIDI_GLEX_am_isend(int rank, MPIR_Comm * comm, int handler_id, const void *am_hdr,
+                        MPI_Aint am_hdr_sz, const void *data, MPI_Aint count,
+                        MPI_Datatype datatype, int src_vci, int dst_vci, MPIR_Request * sreq);
+int MPIDI_GLEX_am_send_hdr_reply(MPIR_Comm * comm, int src_rank, int handler_id,
+                                 const void *am_hdr, MPI_Aint am_hdr_sz, int src_vci, int dst_vci);
+int MPIDI_GLEX_am_isend_reply(MPIR_Comm * comm, int src_rank, int handler_id, const void *am_hdr,
+                              MPI_Aint am_hdr_sz, const void *data, MPI_Aint count,
+                              MPI_Datatype datatype, int src_vci, int dst_vci,
+                              MPIR_Request * sreq);
+MPIDIG_recv_data_copy_cb MPIDI_GLEX_am_get_data_copy_cb(uint32_t attr);
+MPI_Aint MPIDI_GLEX_am_hdr_max_sz(void);
+MPI_Aint MPIDI_GLEX_am_eager_limit(void);
+MPI_Aint MPIDI_GLEX_am_eager_buf_limit(void);
+bool MPIDI_GLEX_am_check_eager(MPI_Aint am_hdr_sz, MPI_Aint data_sz, const void *data,
+                               MPI_Aint count, MPI_Datatype datatype, MPIR_Request * sreq);
+void MPIDI_GLEX_am_request_init(MPIR_Request * req);
+void MPIDI_GLEX_am_request_finalize(MPIR_Request * req);
+
+/* glex_comm.c */
+int MPIDI_GLEX_mpi_comm_commit_pre_hook(MPIR_Comm * comm);
+int MPIDI_GLEX_mpi_comm_commit_post_hook(MPIR_Comm * comm);
+int MPIDI_GLEX_mpi_comm_free_hook(MPIR_Comm * comm);
+int MPIDI_GLEX_comm_set_hints(MPIR_Comm * comm, MPIR_Info * info);
+int MPIDI_GLEX_comm_get_gpid(MPIR_Comm * comm, int idx, uint64_t * gpid, bool is_remote);
+int MPIDI_GLEX_rank_is_local(int rank, MPIR_Comm * comm);
+int MPIDI_GLEX_get_local_upids(MPIR_Comm * comm, int **local_upid_size, char **local_upids);
+int MPIDI_GLEX_upids_to_gpids(int size, int *remote_upid_size, char *remote_upids,
+                              uint64_t * remote_gpids);
+int MPIDI_GLEX_dynamic_send(uint64_t remote_gpid, int tag, const void *buf, int size,
+                            int timeout);
+int MPIDI_GLEX_dynamic_recv(int tag, void *buf, int size, int timeout);
+
+/* glex_coll.c: offered first, MPICH's algorithms when not offloadable */
+int MPIDI_GLEX_mpi_barrier(MPIR_Comm * comm, MPIR_Errflag_t * errflag);
+int MPIDI_GLEX_mpi_bcast(void *buffer, MPI_Aint count, MPI_Datatype datatype, int root,
+                         MPIR_Comm * comm, MPIR_Errflag_t * errflag);
+int MPIDI_GLEX_mpi_allreduce(const void *sendbuf, void *recvbuf, MPI_Aint count,
+                             MPI_Datatype datatype, MPI_Op op, MPIR_Comm * comm,
+                             MPIR_Errflag_t * errflag);
+int MPIDI_GLEX_mpi_reduce(const void *sendbuf, void *recvbuf, MPI_Aint count,
+                          MPI_Datatype datatype, MPI_Op op, int root, MPIR_Comm * comm,
+                          MPIR_Errflag_t * errflag);
+int MPIDI_GLEX_mpi_ibarrier(MPIR_Comm * comm, MPIR_Request ** req);
+int MPIDI_GLEX_mpi_ibcast(void *buffer, MPI_Aint count, MPI_Datatype datatype, int root,
+                          MPIR_Comm * comm, MPIR_Request ** req);
+int MPIDI_GLEX_mpi_iallreduce(const void *sendbuf, void *recvbuf, MPI_Aint count,
+                              MPI_Datatype datatype, MPI_Op op, MPIR_Comm * comm,
+                              MPIR_Request ** req);
+int MPIDI_GLEX_mpi_ireduce(const void *sendbuf, void *recvbuf, MPI_Aint count,
+                           MPI_Datatype datatype, MPI_Op op, int root, MPIR_Comm * comm,
+                           MPIR_Request ** req);
+/* drive nonblocking collectives; sets *made_progress */
+int MPIDI_GLEX_nbc_progress(int *made_progress);
+
+/* glex_misc.c: hooks the netmod has nothing to add to */
+int MPIDI_GLEX_win_hook(MPIR_Win * win);
+int MPIDI_GLEX_win_attach_hook(MPIR_Win * win, void *base, MPI_Aint size);
+int MPIDI_GLEX_win_detach_hook(MPIR_Win * win, const void *base);
+int MPIDI_GLEX_type_hook(MPIR_Datatype * dt);
+int MPIDI_GLEX_op_hook(MPIR_Op * op);
+void *MPIDI_GLEX_mpi_alloc_mem(MPI_Aint size, MPIR_Info * info);
+int MPIDI_GLEX_mpi_free_mem(void *ptr);
+int MPIDI_GLEX_mpi_win_set_info(MPIR_Win * win, MPIR_Info * info);
+int MPIDI_GLEX_mpi_win_get_info(MPIR_Win * win, MPIR_Info ** info_p);
+int MPIDI_GLEX_mpi_win_free(MPIR_Win ** win_p);
+int MPIDI_GLEX_mpi_win_create(void *base, MPI_Aint length, int disp_unit, MPIR_Info * info,
+                              MPIR_Comm * comm, MPIR_Win ** win_p);
+int MPIDI_GLEX_mpi_win_attach(MPIR_Win * win, void *base, MPI_Aint size);
+int MPIDI_GLEX_mpi_win_allocate_shared(MPI_Aint size, int disp_unit, MPIR_Info * info,
+                                       MPIR_Comm * comm, void **baseptr, MPIR_Win ** win_p);
+int MPIDI_GLEX_mpi_win_detach(MPIR_Win * win, const void *base);
+int MPIDI_GLEX_mpi_win_allocate(MPI_Aint size, int disp_unit, MPIR_Info * info,
+                                MPIR_Comm * comm, void *baseptr, MPIR_Win ** win_p);
+int MPIDI_GLEX_mpi_win_create_dynamic(MPIR_Info * info, MPIR_Comm * comm, MPIR_Win ** win_p);
+int MPIDI_GLEX_mpi_psend_init(const void *buf, int partitions, MPI_Aint count,
+                              MPI_Datatype datatype, int rank, int tag, MPIR_Comm * comm,
+                              MPIR_Info * info, MPIDI_av_entry_t * av, MPIR_Request ** req);
+int MPIDI_GLEX_mpi_precv_init(void *buf, int partitions, MPI_Aint count, MPI_Datatype datatype,
+                              int rank, int tag, MPIR_Comm * comm, MPIR_Info * info,
+                              MPIDI_av_entry_t * av, MPIR_Request ** req);
+
+#endif /* GLEX_IMPL_H_INCLUDED */

@@ -1,0 +1,231 @@
+/* glex_init.c - ch4:glex start-up and shutdown: environment, the emulated
+ * fabric (one node per MPI process, named after the PMI job), VPs, and the
+ * collective selection that routes MPI_Bcast/Reduce/Allreduce/Barrier of
+ * whole communicators to this netmod. */
+#include "glex_impl.h"
+#include <ctype.h>
+#include <errno.h>
+#include <unistd.h>
+
+MPIDI_GLEX_global_t MPIDI_GLEX_global;
+
+/* ---------------------------------------------------------- environment */
+
+static const char *const kind_env[GLEX_COLL_KIND_COUNT] = {
+    [GLEX_COLL_BCAST] = "GLEX_BCAST_ALGO",
+    [GLEX_COLL_REDUCE] = "GLEX_REDUCE_ALGO",
+    [GLEX_COLL_ALLREDUCE] = "GLEX_ALLREDUCE_ALGO",
+    [GLEX_COLL_BARRIER] = "GLEX_BARRIER_ALGO",
+};
+
+static void list_valid(glex_coll_kind_t k, char *buf, size_t len)
+{
+    size_t n = 0;
+    for (int a = 0; a < GLEX_ALGO_COUNT; a++)
+        if (glex_algo_valid(k, (glex_algo_t) a) && n < len)
+            n += snprintf(buf + n, len - n, "%s|", glex_algo_name((glex_algo_t) a));
+    if (n < len)
+        snprintf(buf + n, len - n, "host|mpich");
+}
+
+static int env_flag(const char *name, int dflt, int *out, char *err, size_t errlen)
+{
+    const char *s = getenv(name);
+    *out = dflt;
+    if (!s || !*s)
+        return 0;
+    if (!strcmp(s, "0") || !strcmp(s, "1")) {
+        *out = s[0] - '0';
+        return 0;
+    }
+    snprintf(err, errlen, "%s=%s is invalid: allowed 0 or 1", name, s);
+    return -1;
+}
+
+/* Fills MPIDI_GLEX_global.verbose and .choice[] from GLEX_OFFLOAD,
+ * GLEX_VERBOSE and GLEX_<KIND>_ALGO; on a bad value prints the reason
+ * (variable, value, valid values) and returns an MPI error. */
+int MPIDI_GLEX_parse_env(void)
+{
+    int mpi_errno = MPI_SUCCESS, offload = 1;
+    char err[512] = "";
+
+    if (env_flag("GLEX_OFFLOAD", 1, &offload, err, sizeof err) ||
+        env_flag("GLEX_VERBOSE", 0, &MPIDI_GLEX_global.verbose, err, sizeof err))
+        goto bad;
+    for (int k = 0; k < GLEX_COLL_KIND_COUNT; k++) {
+        MPIDI_GLEX_choice_t *c = &MPIDI_GLEX_global.choice[k];
+        const char *s = getenv(kind_env[k]);
+        c->mpich = !offload;
+        c->host = 0;
+        c->algo = GLEX_ALGO_AUTO;
+        if (!s || !*s)
+            continue;
+        if (!strcmp(s, "mpich")) {
+            c->mpich = 1;
+        } else if (!strcmp(s, "host")) {
+            c->host = 1;
+        } else if (glex_algo_parse((glex_coll_kind_t) k, s, &c->algo)) {
+            char valid[256];
+            list_valid((glex_coll_kind_t) k, valid, sizeof valid);
+            snprintf(err, sizeof err, "%s=%s is invalid: allowed %s", kind_env[k], s, valid);
+            goto bad;
+        }
+    }
+    return MPI_SUCCESS;
+  bad:
+    fprintf(stderr, "ch4:glex: %s\n", err);
+    MPIR_ERR_SET1(mpi_errno, MPI_ERR_OTHER, "**fail", "**fail %s", err);
+    return mpi_errno;
+}
+
+/* ------------------------------------------------- collective selection */
+
+/* Whole-communicator compositions: the call reaches MPIDI_NM_mpi_* with the
+ * user's communicator (MPICH's generic table would split single-node jobs
+ * into node-local pieces first).  Collectives not listed go to MPICH's own
+ * MPIR_*_impl. */
+static const char selection_json[] =
+    "{\n"
+    " \"collective=bcast\": {\"comm_type=intra\": "
+    "{\"composition=MPIDI_Bcast_intra_composition_gamma\": {}}},\n"
+    " \"collective=allreduce\": {\"comm_type=intra\": "
+    "{\"composition=MPIDI_Allreduce_intra_composition_beta\": {}}},\n"
+    " \"collective=reduce\": {\"comm_type=intra\": "
+    "{\"composition=MPIDI_Reduce_intra_composition_gamma\": {}}},\n"
+    " \"collective=barrier\": {\"comm_type=intra\": "
+    "{\"composition=MPIDI_Barrier_intra_composition_beta\": {}}}\n" "}\n";
+
+/* ch4 reads its selection file right after init_local: hand it ours unless
+ * the user named one (MPIR_CVAR_CH4_COLL_SELECTION_TUNING_JSON_FILE) */
+static int install_selection(void)
+{
+    int mpi_errno = MPI_SUCCESS;
+    if (MPIR_CVAR_CH4_COLL_SELECTION_TUNING_JSON_FILE &&
+        MPIR_CVAR_CH4_COLL_SELECTION_TUNING_JSON_FILE[0])
+        return MPI_SUCCESS;
+    const char *dir = getenv("TMPDIR");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/glex-csel-XXXXXX", dir && *dir ? dir : "/tmp");
+    int fd = mkstemp(path);
+    if (fd < 0 || write(fd, selection_json, sizeof selection_json - 1) !=
+        (ssize_t) (sizeof selection_json - 1)) {
+        int e = errno;
+        if (fd >= 0) {
+            close(fd);
+            unlink(path);
+        }
+        MPIR_ERR_SET1(mpi_errno, MPI_ERR_OTHER, "**fail", "**fail %s", strerror(e));
+        fprintf(stderr, "ch4:glex: cannot write the collective selection file %s: %s "
+                "(set TMPDIR to a writable directory)\n", path, strerror(e));
+        return mpi_errno;
+    }
+    close(fd);
+    MPIDI_GLEX_global.json_path = MPL_strdup(path);
+    MPL_free((char *) MPIR_CVAR_CH4_COLL_SELECTION_TUNING_JSON_FILE);
+    MPIR_CVAR_CH4_COLL_SELECTION_TUNING_JSON_FILE = MPL_strdup(path);
+    return MPI_SUCCESS;
+}
+
+static void remove_selection(void)
+{
+    if (!MPIDI_GLEX_global.json_path)
+        return;
+    unlink(MPIDI_GLEX_global.json_path);
+    MPL_free(MPIDI_GLEX_global.json_path);
+    MPIDI_GLEX_global.json_path = NULL;
+    MPL_free((char *) MPIR_CVAR_CH4_COLL_SELECTION_TUNING_JSON_FILE);
+    MPIR_CVAR_CH4_COLL_SELECTION_TUNING_JSON_FILE = MPL_strdup("");
+}
+
+/* ------------------------------------------------------------- lifecycle */
+
+int MPIDI_GLEX_init_local(int *tag_bits)
+{
+    int mpi_errno = MPIDI_GLEX_parse_env();
+    if (mpi_errno)
+        return mpi_errno;
+    *tag_bits = MPIR_TAG_BITS_DEFAULT;
+    return install_selection();
+}
+
+static int fabric_error(int rc, const char *what)
+{
+    char msg[768];
+    snprintf(msg, sizeof msg, "ch4:glex: %s: %s", what, glex_last_error());
+    fprintf(stderr, "%s\n", msg);
+    return MPIDI_GLEX_error(rc, msg);
+}
+
+int MPIDI_GLEX_init_world(void)
+{
+    int mpi_errno = MPI_SUCCESS, rc;
+    remove_selection();   /* ch4 has read it by now */
+
+    glex_params_t p;
+    glex_params_default(&p);
+    /* active messages carry MPICH's headers inline: use the largest MP
+     * payload unless the user chose one, which must leave room for them */
+    p.inline_max = GLEX_INLINE_CAP;
+    rc = glex_params_from_env(&p);
+    if (rc)
+        return fabric_error(rc, "bad GLEX_* setting");
+    if (p.inline_max < GLEX_INLINE_CAP) {
+        char msg[256];
+        snprintf(msg, sizeof msg, "GLEX_INLINE_MAX=%u is too small for MPI: ch4:glex needs %u",
+                 p.inline_max, GLEX_INLINE_CAP);
+        fprintf(stderr, "ch4:glex: %s\n", msg);
+        MPIR_ERR_SET1(mpi_errno, MPI_ERR_OTHER, "**fail", "**fail %s", msg);
+        return mpi_errno;
+    }
+    if (p.vps_per_node < 2)
+        p.vps_per_node = 2;
+    MPIDI_GLEX_global.inline_max = p.inline_max;
+
+    /* the job's fabric is named after the PMI job: same on every rank */
+    char job[65];
+    const char *id = MPIR_pmi_job_id();
+    size_t n = 0;
+    n += snprintf(job, sizeof job, "mpi-");
+    for (const char *s = id ? id : "singleton"; *s && n < sizeof job - 1; s++)
+        job[n++] = (isalnum((unsigned char) *s) || *s == '_' || *s == '.' || *s == '-') ? *s : '_';
+    job[n] = 0;
+
+    rc = glex_fabric_open(job, (uint32_t) MPIR_Process.size, (uint32_t) MPIR_Process.rank, &p,
+                          &MPIDI_GLEX_global.fabric);
+    if (rc)
+        return fabric_error(rc, "opening the emulated fabric");
+    rc = glex_vp_open(MPIDI_GLEX_global.fabric, MPIDI_GLEX_AM_VP, &MPIDI_GLEX_global.am_vp);
+    if (!rc)
+        rc = glex_vp_open(MPIDI_GLEX_global.fabric, MPIDI_GLEX_COLL_VP,
+                          &MPIDI_GLEX_global.coll_vp);
+    if (rc)
+        return fabric_error(rc, "opening the VPs");
+
+    mpi_errno = MPIR_pmi_barrier();
+    return mpi_errno;
+}
+
+int MPIDI_GLEX_post_init(void)
+{
+    return MPI_SUCCESS;
+}
+
+int MPIDI_GLEX_mpi_finalize_hook(void)
+{
+    int mpi_errno = MPI_SUCCESS;
+    remove_selection();
+    if (!MPIDI_GLEX_global.fabric)
+        return MPI_SUCCESS;
+    /* peers may still read our data (rendezvous) or send acknowledgements:
+     * keep serving until everyone is here */
+    mpi_errno = MPIR_pmi_barrier();
+    if (MPIDI_GLEX_global.coll_vp)
+        glex_vp_close(MPIDI_GLEX_global.coll_vp);
+    if (MPIDI_GLEX_global.am_vp)
+        glex_vp_close(MPIDI_GLEX_global.am_vp);
+    glex_fabric_close(MPIDI_GLEX_global.fabric);
+    MPIDI_GLEX_global.fabric = NULL;
+    MPIDI_GLEX_global.am_vp = MPIDI_GLEX_global.coll_vp = NULL;
+    return mpi_errno;
+}

@@ -1,0 +1,47 @@
+/* glex_pre.h - ch4:glex types embedded in MPICH's request, communicator,
+ * datatype, op, window and address-vector objects (included by MPICH's
+ * netmodpre.h before those objects are defined: keep it free of MPIR types). */
+#ifndef GLEX_PRE_H_INCLUDED
+#define GLEX_PRE_H_INCLUDED
+
+#include <stdint.h>
+
+/* active-message send state, kept until the receiver acknowledges a
+ * rendezvous (RDMA-read) transfer */
+typedef struct {
+    int handler_id;
+    void *pack_buffer;   /* packed copy of non-contiguous data, or NULL */
+} MPIDI_GLEX_am_request_t;
+
+typedef struct {
+    int dummy;
+} MPIDI_GLEX_request_t;
+
+/* per-communicator offload state (a glex_group_t and what GLEX_VERBOSE has
+ * already reported) */
+typedef struct {
+    void *group;                 /* glex_group_t *, NULL: no offload */
+    uint32_t verbose_seen[4];    /* per collective kind: bit per algorithm reported */
+} MPIDI_GLEX_comm_t;
+
+typedef struct {
+    int dummy;
+} MPIDI_GLEX_dt_t;
+
+typedef struct {
+    int dummy;
+} MPIDI_GLEX_op_t;
+
+typedef struct {
+    int dummy;
+} MPIDI_GLEX_win_t;
+
+typedef struct {
+    int dummy;
+} MPIDI_GLEX_addr_t;
+
+typedef struct {
+    int dummy;
+} MPIDI_GLEX_part_t;
+
+#endif /* GLEX_PRE_H_INCLUDED */

@@ -1,0 +1,190 @@
+/* pt2pt.c - point-to-point through the netmod's active messages: ping-pong
+ * from 0 bytes to 4 MiB (inline, rendezvous by RDMA read, MPICH's RTS/CTS
+ * above the eager limit), a non-contiguous large message, MPI_ANY_SOURCE
+ * and probe, synchronous send, a flood of small messages (queue
+ * back-pressure), message ordering, and one-sided put/get/accumulate. */
+#include "mt.h"
+#include <string.h>
+
+static int rank, size;
+
+static unsigned char pattern(long i, int salt)
+{
+    return (unsigned char) (i * 131 + salt * 17 + (i >> 8));
+}
+
+static void pingpong(void)
+{
+    if (size < 2)
+        return;
+    long sizes[] = { 0, 1, 8, 100, 200, 224, 256, 4096, 65536 - 64, 65536, 100000, 1 << 20,
+        (4 << 20) + 3 };
+    int peer = rank == 0 ? 1 : 0;
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        long n = sizes[s];
+        unsigned char *buf = malloc((size_t) n + 1);
+        if (rank == 0) {
+            for (long i = 0; i < n; i++)
+                buf[i] = pattern(i, (int) s);
+            MT_MPI(MPI_Send(buf, (int) n, MPI_BYTE, peer, (int) s, MPI_COMM_WORLD));
+            memset(buf, 0, (size_t) n);
+            MPI_Status st;
+            MT_MPI(MPI_Recv(buf, (int) n, MPI_BYTE, peer, (int) s, MPI_COMM_WORLD, &st));
+            int cnt;
+            MPI_Get_count(&st, MPI_BYTE, &cnt);
+            MT_CHECK(cnt == n, "pong of %ld bytes: count %d", n, cnt);
+            long bad = -1;
+            for (long i = 0; i < n; i++)
+                if (buf[i] != (unsigned char) (pattern(i, (int) s) + 1)) {
+                    bad = i;
+                    break;
+                }
+            MT_CHECK(bad < 0, "pong of %ld bytes: byte %ld wrong", n, bad);
+        } else if (rank == 1) {
+            MT_MPI(MPI_Recv(buf, (int) n, MPI_BYTE, peer, (int) s, MPI_COMM_WORLD,
+                            MPI_STATUS_IGNORE));
+            for (long i = 0; i < n; i++)
+                buf[i]++;
+            MT_MPI(MPI_Send(buf, (int) n, MPI_BYTE, peer, (int) s, MPI_COMM_WORLD));
+        }
+        free(buf);
+    }
+}
+
+static void noncontig(void)
+{
+    if (size < 2)
+        return;
+    enum { N = 300000 };
+    MPI_Datatype vec;
+    MPI_Type_vector(N, 2, 3, MPI_INT, &vec);
+    MPI_Type_commit(&vec);
+    int *buf = malloc(sizeof(int) * 3 * N);
+    if (rank == 0) {
+        for (int i = 0; i < 3 * N; i++)
+            buf[i] = i;
+        MT_MPI(MPI_Send(buf, 1, vec, 1, 7, MPI_COMM_WORLD));
+    } else if (rank == 1) {
+        int *in = malloc(sizeof(int) * 2 * N);
+        MT_MPI(MPI_Recv(in, 2 * N, MPI_INT, 0, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        int bad = -1;
+        for (int k = 0; k < N && bad < 0; k++)
+            if (in[2 * k] != 3 * k || in[2 * k + 1] != 3 * k + 1)
+                bad = k;
+        MT_CHECK(bad < 0, "vector send: block %d wrong", bad);
+        free(in);
+    }
+    free(buf);
+    MPI_Type_free(&vec);
+}
+
+static void anysource_probe(void)
+{
+    /* everyone sends its rank to 0, received with ANY_SOURCE after a probe */
+    if (rank != 0) {
+        int v[2] = { rank, rank * rank };
+        MT_MPI(MPI_Send(v, 2, MPI_INT, 0, 11, MPI_COMM_WORLD));
+    } else {
+        int seen = 0;
+        for (int k = 1; k < size; k++) {
+            MPI_Status st;
+            MT_MPI(MPI_Probe(MPI_ANY_SOURCE, 11, MPI_COMM_WORLD, &st));
+            int cnt, v[2];
+            MPI_Get_count(&st, MPI_INT, &cnt);
+            MT_CHECK(cnt == 2, "probe count %d", cnt);
+            MT_MPI(MPI_Recv(v, 2, MPI_INT, st.MPI_SOURCE, 11, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+            MT_CHECK(v[0] == st.MPI_SOURCE && v[1] == v[0] * v[0], "any-source message %d %d",
+                     v[0], v[1]);
+            seen |= 1 << (v[0] % 30);
+        }
+        MT_CHECK(size == 1 || seen != 0, "no any-source messages");
+    }
+}
+
+static void ordering_flood(void)
+{
+    /* 5000 small messages 0 -> last in order, then back the other way
+     * without the receiver posting first: queues fill and drain */
+    if (size < 2)
+        return;
+    enum { M = 5000 };
+    int last = size - 1;
+    if (rank == 0) {
+        MPI_Request *rq = malloc(sizeof *rq * M);
+        int *v = malloc(sizeof(int) * M);
+        for (int i = 0; i < M; i++) {
+            v[i] = i;
+            MT_MPI(MPI_Isend(&v[i], 1, MPI_INT, last, 3, MPI_COMM_WORLD, &rq[i]));
+        }
+        MT_MPI(MPI_Waitall(M, rq, MPI_STATUSES_IGNORE));
+        free(rq);
+        free(v);
+    } else if (rank == last) {
+        int bad = -1;
+        for (int i = 0; i < M; i++) {
+            int x;
+            MT_MPI(MPI_Recv(&x, 1, MPI_INT, 0, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+            if (x != i && bad < 0)
+                bad = i;
+        }
+        MT_CHECK(bad < 0, "message %d arrived out of order", bad);
+    }
+    /* synchronous send completes only once matched */
+    if (rank == 0) {
+        int x = 5;
+        MT_MPI(MPI_Ssend(&x, 1, MPI_INT, last, 4, MPI_COMM_WORLD));
+    } else if (rank == last) {
+        int x = 0;
+        MT_MPI(MPI_Recv(&x, 1, MPI_INT, 0, 4, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        MT_CHECK(x == 5, "ssend payload %d", x);
+    }
+}
+
+static void one_sided(void)
+{
+    enum { N = 100000 };
+    long *base;
+    MPI_Win win;
+    MT_MPI(MPI_Win_allocate(sizeof(long) * N, sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &base,
+                            &win));
+    for (int i = 0; i < N; i++)
+        base[i] = 0;
+    MPI_Win_fence(0, win);
+    int right = (rank + 1) % size;
+    long *src = malloc(sizeof(long) * N);
+    for (int i = 0; i < N; i++)
+        src[i] = rank * 1000000L + i;
+    MT_MPI(MPI_Put(src, N, MPI_LONG, right, 0, N, MPI_LONG, win));
+    MPI_Win_fence(0, win);
+    int left = (rank + size - 1) % size;
+    int bad = -1;
+    for (int i = 0; i < N && bad < 0; i++)
+        if (base[i] != left * 1000000L + i)
+            bad = i;
+    MT_CHECK(bad < 0, "put: element %d", bad);
+    long one = 1;
+    MT_MPI(MPI_Accumulate(&one, 1, MPI_LONG, 0, 0, 1, MPI_LONG, MPI_SUM, win));
+    MPI_Win_fence(0, win);
+    long got = -1;
+    MT_MPI(MPI_Get(&got, 1, MPI_LONG, 0, 0, 1, MPI_LONG, win));
+    MPI_Win_fence(0, win);
+    long e = (long) (size - 1) * 1000000L + size;  /* rank 0's slot 0 was put by rank size-1 */
+    MT_CHECK(got == e, "accumulate then get: %ld expected %ld", got, e);
+    free(src);
+    MPI_Win_free(&win);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    pingpong();
+    noncontig();
+    anysource_probe();
+    ordering_flood();
+    one_sided();
+    int rc = mt_finish("pt2pt");
+    MPI_Finalize();
+    return rc;
+}

@@ -1,0 +1,107 @@
+#!/bin/sh
+# test/mpi/run.sh - build the MPI test programs with the installed mpicc and
+# run them under mpiexec at 1, 2, 3, 4, 5 and 8 processes, with every
+# algorithm setting; prints TAP (one line per program x size x setting).
+#
+# environment: GLEX_MPI_PREFIX  the prefix MPICH with ch4:glex is installed in
+#              GLEX_SRCDIR      the project's source directory
+#              GLEX_MPI_NP      process counts (default "1 2 3 4 5 8")
+#              GLEX_MPI_TIMEOUT seconds per run (default 300)
+set -u
+prefix=${GLEX_MPI_PREFIX:?set GLEX_MPI_PREFIX to the install prefix}
+src=${GLEX_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+nps=${GLEX_MPI_NP:-"1 2 3 4 5 8"}
+limit=${GLEX_MPI_TIMEOUT:-300}
+out=${TMPDIR:-/tmp}/glex-mpi-tests.$$
+mkdir -p "$out"
+trap 'rm -rf "$out"' EXIT
+
+n=0
+ok() { n=$((n + 1)); echo "ok $n - $*"; }
+notok() { n=$((n + 1)); echo "not ok $n - $*"; }
+
+if [ ! -x "$prefix/bin/mpicc" ] || [ ! -x "$prefix/bin/mpiexec" ]; then
+  echo "1..1"
+  notok "no $prefix/bin/mpicc or mpiexec: run 'make install' before 'make check'"
+  exit 1
+fi
+
+progs="coll_ops comms fallback pt2pt"
+# every algorithm name of each collective, and the two non-offload modes
+ar_algos="auto binomial recursive_doubling rabenseifner double_tree host mpich"
+valid() { # valid KIND ALGO: is ALGO a GLEX_<KIND>_ALGO value?
+  case $1:$2 in
+    *:auto|*:binomial|*:host|*:mpich) return 0 ;;
+    ALLREDUCE:recursive_doubling|ALLREDUCE:rabenseifner|ALLREDUCE:double_tree) return 0 ;;
+    REDUCE:rabenseifner|REDUCE:double_tree|BCAST:double_tree) return 0 ;;
+  esac
+  return 1
+}
+
+nsizes=$(echo $nps | wc -w)
+nalgos=$(echo $ar_algos | wc -w)
+echo "1..$(( 4 + nsizes * (3 + nalgos) + 3 ))"
+
+for p in $progs; do
+  if "$prefix/bin/mpicc" -std=c11 -O1 -Wall -Wextra -Werror -o "$out/$p" "$src/test/mpi/$p.c" \
+       >"$out/$p.cc" 2>&1; then
+    ok "compile $p with $prefix/bin/mpicc"
+  else
+    notok "compile $p"; sed 's/^/# /' "$out/$p.cc"
+  fi
+done
+
+run() { # run NAME NP ENV... -- PROG ARGS: one TAP line
+  name=$1 np=$2; shift 2
+  envs=""
+  while [ "$1" != "--" ]; do envs="$envs $1"; shift; done
+  shift
+  # shellcheck disable=SC2086
+  if env $envs timeout "$limit" "$prefix/bin/mpiexec" -n "$np" "$@" >"$out/log" 2>&1; then
+    ok "$name -n $np$envs: $(tail -1 "$out/log")"
+  else
+    notok "$name -n $np$envs (exit $?)"; tail -25 "$out/log" | sed 's/^/# /'
+  fi
+}
+
+for np in $nps; do
+  quick=""
+  [ "$np" -gt 4 ] && quick=quick
+  for p in comms fallback pt2pt; do
+    run "$p" "$np" -- "$out/$p"
+  done
+  for a in $ar_algos; do
+    set -- "GLEX_ALLREDUCE_ALGO=$a"
+    for k in REDUCE BCAST BARRIER; do
+      if valid $k $a; then set -- "$@" "GLEX_${k}_ALGO=$a"; fi
+    done
+    run coll_ops "$np" "$@" -- "$out/coll_ops" $quick
+  done
+done
+
+# GLEX_VERBOSE names the algorithm that ran, per communicator and collective
+if env GLEX_VERBOSE=1 GLEX_ALLREDUCE_ALGO=recursive_doubling GLEX_BCAST_ALGO=double_tree \
+     timeout "$limit" "$prefix/bin/mpiexec" -n 4 "$out/comms" >"$out/log" 2>&1 &&
+   grep -q "MPI_Allreduce runs recursive_doubling (offload)" "$out/log" &&
+   grep -q "MPI_Bcast runs double_tree (offload)" "$out/log"; then
+  ok "GLEX_VERBOSE=1 reports the offloaded algorithms"
+else
+  notok "GLEX_VERBOSE=1 reports the offloaded algorithms"; grep glex "$out/log" | head | sed 's/^/# /'
+fi
+# an algorithm that does not fit a call: auto decides for that call
+if env GLEX_VERBOSE=1 GLEX_ALLREDUCE_ALGO=rabenseifner timeout "$limit" \
+     "$prefix/bin/mpiexec" -n 3 "$out/fallback" >"$out/log" 2>&1 &&
+   grep -q "MPI_Allreduce runs mpich (user-defined op)" "$out/log"; then
+  ok "GLEX_VERBOSE=1 reports the fallback for a user-defined op"
+else
+  notok "GLEX_VERBOSE=1 reports the fallback for a user-defined op"; tail "$out/log" | sed 's/^/# /'
+fi
+# a bad value fails MPI_Init with the list of valid names
+if env GLEX_ALLREDUCE_ALGO=fastest timeout "$limit" "$prefix/bin/mpiexec" -n 2 "$out/comms" \
+     >"$out/log" 2>&1; then
+  notok "GLEX_ALLREDUCE_ALGO=fastest was accepted"
+elif grep -q "GLEX_ALLREDUCE_ALGO=fastest is invalid: allowed auto|binomial|recursive_doubling|rabenseifner|double_tree|host|mpich" "$out/log"; then
+  ok "GLEX_ALLREDUCE_ALGO=fastest fails MPI_Init naming the valid values"
+else
+  notok "GLEX_ALLREDUCE_ALGO=fastest: message missing"; tail "$out/log" | sed 's/^/# /'
+fi

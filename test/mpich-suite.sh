@@ -1,0 +1,83 @@
+#!/bin/sh
+# test/mpich-suite.sh - MPICH's own test suite (test/mpi of the same MPICH
+# source) against the installed ch4:glex build: the coll and pt2pt
+# directories, through MPICH's runtests.  Prints TAP: one line per directory
+# with its pass/fail counts, and one 'not ok' per failing test that is not
+# listed in test/mpich-suite.expected (tests that also fail on stock
+# ch4:ofi/ucx builds or need features the netmod does not have; reasons in
+# doc/mpich-build.md).
+#
+# environment: GLEX_MPI_PREFIX   install prefix of MPICH with ch4:glex
+#              GLEX_SRCDIR       the project's sources
+#              MPICH_BUILD_ARGS  as given to scripts/build-mpich.sh (for --cache)
+#              GLEX_SUITE_DIRS   directories to run (default "coll pt2pt")
+#              GLEX_SUITE_MAXNP  largest process count (default 8)
+#              MPITEST_TIMEOUT   seconds per test (default 180)
+set -u
+prefix=${GLEX_MPI_PREFIX:?set GLEX_MPI_PREFIX}
+src=${GLEX_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
+dirs=${GLEX_SUITE_DIRS:-"coll pt2pt"}
+maxnp=${GLEX_SUITE_MAXNP:-8}
+export MPITEST_TIMEOUT=${MPITEST_TIMEOUT:-180}
+cache=${GLEX_CACHE_DIR:-$HOME/.cache/glex}
+set -- ${MPICH_BUILD_ARGS:-}
+while [ $# -gt 0 ]; do [ "$1" = --cache ] && cache=$2; shift; done
+tree=$cache/mpich-4.0.2/test/mpi
+work=$cache/mpich-testsuite
+expected=$src/test/mpich-suite.expected
+
+ndirs=$(echo $dirs | wc -w)
+if [ ! -x "$prefix/bin/mpicc" ] || [ ! -d "$tree" ]; then
+  echo "1..1"
+  echo "not ok 1 - need $prefix/bin/mpicc (make install) and $tree (make)"
+  exit 1
+fi
+
+# configure and build the suite once per install prefix; rebuild the test
+# programs (make) every time, which is quick when nothing changed
+stamp="$prefix $(ls -l "$prefix/lib/libmpi.so" 2>/dev/null | awk '{print $6 $7 $8}')"
+if [ ! -f "$work/.glex-configured" ] || [ "$(cat "$work/.glex-configured")" != "$prefix" ]; then
+  rm -rf "$work" && mkdir -p "$work"
+  (cd "$tree" && tar cf - .) | (cd "$work" && tar xpf -)   # keep timestamps
+  (cd "$work" && ./configure CC="$prefix/bin/mpicc" MPICC="$prefix/bin/mpicc" \
+     MPIEXEC="$prefix/bin/mpiexec" --disable-fortran --disable-cxx --disable-romio \
+     --disable-spawn >configure.log 2>&1) || {
+    echo "1..1"; echo "not ok 1 - configuring MPICH's test suite failed"
+    tail -20 "$work/configure.log" | sed 's/^/# /'; exit 1; }
+  echo "$prefix" > "$work/.glex-configured"
+fi
+for d in util dtpools $dirs; do
+  make -C "$work/$d" >"$work/make-$d.log" 2>&1 || {
+    echo "1..1"; echo "not ok 1 - building MPICH's $d tests failed"
+    tail -20 "$work/make-$d.log" | sed 's/^/# /'; exit 1; }
+done
+echo "$stamp" > "$work/.glex-built"
+
+n=0
+total_fail=0
+for d in $dirs; do
+  list=$work/glex-$d.list
+  # the directory's testlist, entries up to maxnp processes, without the
+  # ones that need MPICH features this build leaves out
+  grep -v '^ *#' "$work/$d/testlist" | grep -v '^ *$' |
+    awk -v d="$d" -v m="$maxnp" '$2 <= m { print d "/" $0 }' |
+    grep -v 'xfail=\|mpiversion=' > "$list"
+  (cd "$work" && ./runtests -srcdir=. -tests="$list" -maxnp="$maxnp" \
+     -mpiexec="$prefix/bin/mpiexec" -xmlfile="glex-$d.xml" >"glex-$d.log" 2>&1)
+  pass=$(grep -c "<STATUS>pass</STATUS>" "$work/glex-$d.xml")
+  fails=$(grep -B3 "<STATUS>fail</STATUS>" "$work/glex-$d.xml" | sed -n 's:.*<NAME>\(.*\)</NAME>.*:\1:p')
+  nfail=0 unexpected=""
+  for t in $fails; do
+    nfail=$((nfail + 1))
+    grep -qx "$d/$t" "$expected" 2>/dev/null || unexpected="$unexpected $t"
+  done
+  n=$((n + 1))
+  if [ -z "$unexpected" ]; then
+    echo "ok $n - MPICH test suite $d: $pass passed, $nfail failed (all listed in mpich-suite.expected)"
+  else
+    echo "not ok $n - MPICH test suite $d: $pass passed, $nfail failed; unexpected:$unexpected"
+    total_fail=$((total_fail + 1))
+  fi
+done
+echo "1..$n"
+exit 0
