@@ -4,10 +4,11 @@
  * from the inputs.  Inputs are small integers, so every reduction order
  * gives the same exact answer (float/double included).
  * usage: coll_ops [quick]   (quick: fewer counts, for large process counts) */
+#define _POSIX_C_SOURCE 200809L
 #include "mt.h"
 #include <stdint.h>
+#include <time.h>
 #include <string.h>
-#include <unistd.h>
 
 typedef enum { K_INT, K_UINT, K_BYTE, K_FLOAT, K_PAIR } kind_t;
 typedef struct {
@@ -287,7 +288,7 @@ static void barriers(void)
         MPI_Barrier(MPI_COMM_WORLD);
         double t0 = MPI_Wtime();
         if (rank == 0)
-            usleep(100000);
+            nanosleep(&(struct timespec){ .tv_sec = 0, .tv_nsec = 100000000 }, NULL);
         if (nb) {
             MPI_Request rq;
             MT_MPI(MPI_Ibarrier(MPI_COMM_WORLD, &rq));

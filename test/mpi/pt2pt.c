@@ -116,7 +116,9 @@ static void ordering_flood(void)
             v[i] = i;
             MT_MPI(MPI_Isend(&v[i], 1, MPI_INT, last, 3, MPI_COMM_WORLD, &rq[i]));
         }
-        MT_MPI(MPI_Waitall(M, rq, MPI_STATUSES_IGNORE));
+        MPI_Status *st = malloc(sizeof *st * M);
+        MT_MPI(MPI_Waitall(M, rq, st));
+        free(st);
         free(rq);
         free(v);
     } else if (rank == last) {

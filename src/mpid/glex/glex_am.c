@@ -342,13 +342,13 @@ static int handle(glex_rqe_t * e)
     goto fn_exit;
 }
 
-int MPIDI_GLEX_progress(int vci, int blocking)
+/* Handle what arrived on the AM VP (up to RQ_BATCH messages); *work = 1
+ * when anything was done. */
+int MPIDI_GLEX_am_poll(int *work)
 {
-    (void) vci, (void) blocking;
-    int mpi_errno = MPI_SUCCESS, work = 0;
+    int mpi_errno = MPI_SUCCESS;
     glex_vp_t *vp = MPIDI_GLEX_global.am_vp;
-
-    work = glex_progress(MPIDI_GLEX_global.fabric) > 0;
+    *work = 0;
 
     glex_cqe_t c;
     while (glex_vp_poll_cq(vp, &c) == 1)
@@ -369,17 +369,27 @@ int MPIDI_GLEX_progress(int vci, int blocking)
                 break;
             mpi_errno = handle(&e);
         }
-        work = 1;
-        MPIR_ERR_CHECK(mpi_errno);
+        *work = 1;
+        if (mpi_errno)
+            break;
     }
+    return mpi_errno;
+}
 
-    int nbc_work = 0;
+int MPIDI_GLEX_progress(int vci, int blocking)
+{
+    (void) vci, (void) blocking;
+    int mpi_errno = MPI_SUCCESS, work = 0, am_work = 0, nbc_work = 0;
+
+    work = glex_progress(MPIDI_GLEX_global.fabric) > 0;
+    mpi_errno = MPIDI_GLEX_am_poll(&am_work);
+    MPIR_ERR_CHECK(mpi_errno);
     mpi_errno = MPIDI_GLEX_nbc_progress(&nbc_work);
     MPIR_ERR_CHECK(mpi_errno);
 
     /* MPICH polls progress in a loop while it waits; when nothing arrives,
      * give the core to the other processes of this oversubscribed node */
-    if (work || nbc_work) {
+    if (work || am_work || nbc_work) {
         MPIDI_GLEX_global.am_idle = 0;
     } else if (++MPIDI_GLEX_global.am_idle >= IDLE_YIELD) {
         MPIDI_GLEX_global.am_idle = 0;

@@ -129,10 +129,10 @@ static int offloadable(MPIR_Comm * comm, glex_coll_kind_t k, const void *sendbuf
             a->sendbuf = a->recvbuf;
         }
     } else if (k == GLEX_COLL_REDUCE || k == GLEX_COLL_ALLREDUCE) {
-        if (!map_type(datatype, &a->type))
-            why = "mpich (datatype not in the ALU)";
-        else if (!map_op(op, &a->op))
+        if (!map_op(op, &a->op))
             why = "mpich (user-defined op)";
+        else if (!map_type(datatype, &a->type))
+            why = "mpich (datatype not in the ALU)";
         else if (!glex_alu_supported(a->op, a->type))
             why = "mpich (op x datatype not in the ALU)";
         else {
@@ -166,10 +166,40 @@ static int coll_error(int rc, glex_coll_kind_t k, MPIR_Errflag_t * errflag)
     return MPIDI_GLEX_error(rc, msg);
 }
 
+/* A blocking call waits on the node's doorbell (spinning first, as
+ * GLEX_SPIN_US says) while it keeps serving point-to-point traffic: a peer
+ * may need this process to read or acknowledge a message before it can
+ * join the collective. */
+typedef struct {
+    glex_req_t *greq;
+    int done, rc, mpi_errno;
+} wait_t;
+
+static int blocking_done(void *arg)
+{
+    wait_t *w = arg;
+    int work = 0;
+    w->rc = glex_coll_test(w->greq, &w->done);
+    if (!w->done && !w->mpi_errno)
+        w->mpi_errno = MPIDI_GLEX_am_poll(&work);
+    return w->done || w->mpi_errno;
+}
+
 static int run(MPIR_Comm * comm, const glex_coll_args_t * a, MPIR_Errflag_t * errflag)
 {
-    int rc = glex_coll_run(MPIDI_GLEX_COMM(comm).group, a);
-    return rc ? coll_error(rc, a->kind, errflag) : MPI_SUCCESS;
+    wait_t w = { 0 };
+    int rc = glex_coll_start(MPIDI_GLEX_COMM(comm).group, a, &w.greq);
+    if (rc)
+        return coll_error(rc, a->kind, errflag);
+    rc = glex_wait_until(MPIDI_GLEX_global.fabric, blocking_done, &w, -1);
+    if (!w.done)   /* a point-to-point error interrupted the wait: finish the call */
+        w.rc = glex_coll_wait(w.greq);
+    glex_coll_req_free(w.greq);
+    if (w.rc)
+        return coll_error(w.rc, a->kind, errflag);
+    if (rc)
+        return coll_error(rc, a->kind, errflag);
+    return w.mpi_errno;
 }
 
 /* ------------------------------------------------------------- blocking */

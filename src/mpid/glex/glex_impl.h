@@ -58,6 +58,7 @@ int MPIDI_GLEX_parse_env(void);
 
 /* glex_am.c */
 int MPIDI_GLEX_progress(int vci, int blocking);
+int MPIDI_GLEX_am_poll(int *work);
 int MPIDI_GLEX_am_send_hdr(int rank, MPIR_Comm * comm, int handler_id, const void *am_hdr,
                            MPI_Aint am_hdr_sz, int src_vci, int dst_vci);
 int MPIDI_GLEX_am_isend(int rank, MPIR_Comm * comm, int handler_id, const void *am_hdr,
