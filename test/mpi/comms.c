@@ -77,6 +77,37 @@ static void overlapped(MPI_Comm * comms, int ncomm, int count)
     free(ar), free(bc), free(rd), free(rs), free(rq);
 }
 
+/* the algorithm settings are visible as MPI_T control variables */
+static void cvars(void)
+{
+    int provided, num, found = 0;
+    MT_MPI(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided));
+    MT_MPI(MPI_T_cvar_get_num(&num));
+    for (int i = 0; i < num; i++) {
+        char name[256], desc[1024];
+        int nlen = sizeof name, dlen = sizeof desc, verb, bind, scope;
+        MPI_Datatype dt;
+        MPI_T_enum en;
+        if (MPI_T_cvar_get_info(i, name, &nlen, &verb, &dt, &en, desc, &dlen, &bind, &scope))
+            continue;
+        if (strcmp(name, "GLEX_ALLREDUCE_ALGO"))
+            continue;
+        found = 1;
+        MPI_T_cvar_handle h;
+        int count;
+        MT_MPI(MPI_T_cvar_handle_alloc(i, NULL, &h, &count));
+        char val[256] = "";
+        if (count < (int) sizeof val)
+            MT_MPI(MPI_T_cvar_read(h, val));
+        const char *env = getenv("GLEX_ALLREDUCE_ALGO");
+        const char *want = env && *env ? env : "auto";
+        MT_CHECK(!strcmp(val, want), "cvar GLEX_ALLREDUCE_ALGO = '%s', expected '%s'", val, want);
+        MT_MPI(MPI_T_cvar_handle_free(&h));
+    }
+    MT_CHECK(found, "no MPI_T cvar GLEX_ALLREDUCE_ALGO");
+    MT_MPI(MPI_T_finalize());
+}
+
 static void blocking_on(MPI_Comm comm, const char *what)
 {
     int r, n;
@@ -97,6 +128,7 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    cvars();
 
     /* dup, split (two disjoint halves share a context id), create */
     MPI_Comm dup, half, rev, sub;

@@ -42,6 +42,37 @@ static int env_flag(const char *name, int dflt, int *out, char *err, size_t errl
     return -1;
 }
 
+/* The settings in force, readable through MPI_T as control variables of
+ * the same names (constant: they are read once, at MPI_Init; MPICH keeps a
+ * string cvar's text in its own buffer, filled from the value given as the
+ * default). */
+enum { CVAR_LEN = 64 };
+static char cvar_text[GLEX_COLL_KIND_COUNT + 2][CVAR_LEN];
+
+static void register_cvars(void)
+{
+    static int done;
+    if (done)
+        return;
+    done = 1;
+    MPIR_T_cvar_value_t dflt;
+    const char *const *names = kind_env;
+    for (int k = 0; k < GLEX_COLL_KIND_COUNT + 2; k++) {
+        const char *name = k < GLEX_COLL_KIND_COUNT ? names[k]
+            : k == GLEX_COLL_KIND_COUNT ? "GLEX_OFFLOAD" : "GLEX_VERBOSE";
+        const char *v = getenv(name);
+        dflt.str = k < GLEX_COLL_KIND_COUNT ? "auto" : k == GLEX_COLL_KIND_COUNT ? "1" : "0";
+        snprintf(cvar_text[k], CVAR_LEN, "%s", v && *v ? v : dflt.str);
+        dflt.str = cvar_text[k];    /* MPI_T copies this text into its own buffer */
+        MPIR_T_CVAR_REGISTER_impl(MPI_CHAR, name, cvar_text[k], CVAR_LEN, MPI_T_ENUM_NULL,
+                                  MPI_T_VERBOSITY_USER_BASIC, MPI_T_BIND_NO_OBJECT,
+                                  MPI_T_SCOPE_CONSTANT, NULL, NULL, dflt, "COLLECTIVE",
+                                  k < GLEX_COLL_KIND_COUNT ?
+                                  "ch4:glex algorithm of this collective (doc/mpi.md)" :
+                                  "ch4:glex setting (doc/mpi.md)");
+    }
+}
+
 /* Fills MPIDI_GLEX_global.verbose and .choice[] from GLEX_OFFLOAD,
  * GLEX_VERBOSE and GLEX_<KIND>_ALGO; on a bad value prints the reason
  * (variable, value, valid values) and returns an MPI error. */
@@ -72,6 +103,7 @@ int MPIDI_GLEX_parse_env(void)
             goto bad;
         }
     }
+    register_cvars();
     return MPI_SUCCESS;
   bad:
     fprintf(stderr, "ch4:glex: %s\n", err);
