@@ -110,9 +110,12 @@ static int send_msg(uint32_t node, int handler_id, const void *am_hdr, MPI_Aint 
     if (sreq)
         MPIDI_Datatype_get_info(count, datatype, contig, data_sz, dt_ptr, true_lb);
     (void) dt_ptr;
-    MPIR_ERR_CHKANDJUMP1(am_hdr_sz + WIRE_SZ > inline_max, mpi_errno, MPI_ERR_OTHER, "**fail",
-                         "**fail %s", "ch4:glex: active-message header larger than "
-                         "MPIDI_NM_am_hdr_max_sz()");
+    if (am_hdr_sz + WIRE_SZ > inline_max) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "ch4:glex: active-message header of %ld bytes; allowed 0..%ld",
+                 (long) am_hdr_sz, (long) (inline_max - WIRE_SZ));
+        MPIR_ERR_SETANDJUMP1(mpi_errno, MPI_ERR_OTHER, "**fail", "**fail %s", msg);
+    }
 
     glex_desc_t d;
     mp_init(&d, node);
