@@ -135,6 +135,7 @@ fi
 # 5. make and install
 stage "make: -j$jobs (about 10 min from scratch, seconds when only src/ changed)"
 (cd "$build" && run make make -j"$jobs")
+[ "$stop" = make ] && { stage "built (install with make install)"; exit 0; }
 stage "install into $prefix"
 (cd "$build" && run install make install)
 stage "done: $prefix/bin/mpicc, $prefix/bin/mpiexec"
