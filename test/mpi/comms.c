@@ -80,8 +80,7 @@ static void overlapped(MPI_Comm * comms, int ncomm, int count)
 /* the algorithm settings are visible as MPI_T control variables */
 static void cvars(void)
 {
-    int provided, num, found = 0;
-    MT_MPI(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided));
+    int num, found = 0;
     MT_MPI(MPI_T_cvar_get_num(&num));
     for (int i = 0; i < num; i++) {
         char name[256], desc[1024];
@@ -105,7 +104,6 @@ static void cvars(void)
         MT_MPI(MPI_T_cvar_handle_free(&h));
     }
     MT_CHECK(found, "no MPI_T cvar GLEX_ALLREDUCE_ALGO");
-    MT_MPI(MPI_T_finalize());
 }
 
 static void blocking_on(MPI_Comm comm, const char *what)
@@ -125,6 +123,9 @@ static void blocking_on(MPI_Comm comm, const char *what)
 
 int main(int argc, char **argv)
 {
+    /* MPI_T's life spans MPI's (MPICH frees string cvars at MPI_T_finalize) */
+    int provided;
+    MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -177,5 +178,6 @@ int main(int argc, char **argv)
         MPI_Comm_free(&sub);
     int rc = mt_finish("comms");
     MPI_Finalize();
+    MPI_T_finalize();
     return rc;
 }

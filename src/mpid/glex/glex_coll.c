@@ -182,6 +182,11 @@ static int blocking_done(void *arg)
     w->rc = glex_coll_test(w->greq, &w->done);
     if (!w->done && !w->mpi_errno)
         w->mpi_errno = MPIDI_GLEX_am_poll(&work);
+#ifndef MPIDI_CH4_DIRECT_NETMOD
+    /* with MPICH's shm module, point-to-point between local processes is its */
+    if (!w->done && !w->mpi_errno)
+        w->mpi_errno = MPIDI_SHM_progress(0, 0);
+#endif
     return w->done || w->mpi_errno;
 }
 
