@@ -40,7 +40,7 @@ valid() { # valid KIND ALGO: is ALGO a GLEX_<KIND>_ALGO value?
 
 nsizes=$(echo $nps | wc -w)
 nalgos=$(echo $ar_algos | wc -w)
-echo "1..$(( 4 + nsizes * (3 + nalgos) + 3 ))"
+echo "1..$(( 4 + nsizes * (3 + nalgos) + 4 ))"
 
 for p in $progs; do
   if "$prefix/bin/mpicc" -std=c11 -O1 -Wall -Wextra -Werror -o "$out/$p" "$src/test/mpi/$p.c" \
@@ -95,6 +95,15 @@ if env GLEX_VERBOSE=1 GLEX_ALLREDUCE_ALGO=rabenseifner timeout "$limit" \
   ok "GLEX_VERBOSE=1 reports the fallback for a user-defined op"
 else
   notok "GLEX_VERBOSE=1 reports the fallback for a user-defined op"; tail "$out/log" | sed 's/^/# /'
+fi
+# GLEX_OFFLOAD=0: MPICH's algorithms everywhere, same results
+if env GLEX_OFFLOAD=0 GLEX_VERBOSE=1 timeout "$limit" "$prefix/bin/mpiexec" -n 3 "$out/coll_ops" quick \
+     >"$out/log" 2>&1 &&
+   grep -q "MPI_Allreduce runs mpich (GLEX_OFFLOAD=0" "$out/log" &&
+   ! grep -q "(offload)" "$out/log"; then
+  ok "GLEX_OFFLOAD=0 runs MPICH's collectives: $(tail -1 "$out/log")"
+else
+  notok "GLEX_OFFLOAD=0 runs MPICH's collectives"; tail "$out/log" | sed 's/^/# /'
 fi
 # a bad value fails MPI_Init with the list of valid names
 if env GLEX_ALLREDUCE_ALGO=fastest timeout "$limit" "$prefix/bin/mpiexec" -n 2 "$out/comms" \
