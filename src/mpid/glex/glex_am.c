@@ -106,10 +106,8 @@ static int send_msg(uint32_t node, int handler_id, const void *am_hdr, MPI_Aint 
     MPI_Aint inline_max = MPIDI_GLEX_global.inline_max;
     int contig = 1;
     MPI_Aint data_sz = 0, true_lb = 0;
-    MPIR_Datatype *dt_ptr = NULL;
-    if (sreq)
-        MPIDI_Datatype_get_info(count, datatype, contig, data_sz, dt_ptr, true_lb);
-    (void) dt_ptr;
+    if (sreq)   /* header-only messages have no request and no datatype */
+        MPIDI_Datatype_check_contig_size_lb(datatype, count, contig, data_sz, true_lb);
     if (am_hdr_sz + WIRE_SZ > inline_max) {
         char msg[160];
         snprintf(msg, sizeof msg, "ch4:glex: active-message header of %ld bytes; allowed 0..%ld",
@@ -330,8 +328,7 @@ static int handle(glex_rqe_t * e)
             }
         case WIRE_ACK:{
                 MPIR_Request *sreq = (MPIR_Request *) (uintptr_t) w.cookie;
-                MPL_free(MPIDI_GLEX_AMREQ(sreq).pack_buffer);
-                MPIDI_GLEX_AMREQ(sreq).pack_buffer = NULL;
+                MPIDI_GLEX_am_request_finalize(sreq);   /* the packed copy is read */
                 MPIDIG_global.origin_cbs[MPIDI_GLEX_AMREQ(sreq).handler_id] (sreq);
                 break;
             }

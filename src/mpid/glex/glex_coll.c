@@ -114,7 +114,7 @@ static int offloadable(MPIR_Comm * comm, glex_coll_kind_t k, const void *sendbuf
     a->algo = c->algo;
     a->host_mode = c->host;
     a->root = (uint32_t) root;
-    if (!g || comm->comm_kind != MPIR_COMM_KIND__INTRACOMM) {
+    if (!g) {   /* groups exist for intracommunicators only */
         why = "mpich (not an offloaded intracommunicator)";
     } else if (k == GLEX_COLL_BCAST) {
         int contig;
@@ -196,14 +196,12 @@ static int run(MPIR_Comm * comm, const glex_coll_args_t * a, MPIR_Errflag_t * er
     int rc = glex_coll_start(MPIDI_GLEX_COMM(comm).group, a, &w.greq);
     if (rc)
         return coll_error(rc, a->kind, errflag);
-    rc = glex_wait_until(MPIDI_GLEX_global.fabric, blocking_done, &w, -1);
+    glex_wait_until(MPIDI_GLEX_global.fabric, blocking_done, &w, -1);   /* no time limit */
     if (!w.done)   /* a point-to-point error interrupted the wait: finish the call */
         w.rc = glex_coll_wait(w.greq);
     glex_coll_req_free(w.greq);
     if (w.rc)
         return coll_error(w.rc, a->kind, errflag);
-    if (rc)
-        return coll_error(rc, a->kind, errflag);
     return w.mpi_errno;
 }
 

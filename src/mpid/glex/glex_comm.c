@@ -19,8 +19,7 @@ int MPIDI_GLEX_mpi_comm_commit_post_hook(MPIR_Comm * comm)
     uint32_t *nodes = NULL;
     uint16_t *vps = NULL;
 
-    MPIDI_GLEX_COMM(comm).group = NULL;
-    memset(MPIDI_GLEX_COMM(comm).verbose_seen, 0, sizeof MPIDI_GLEX_COMM(comm).verbose_seen);
+    /* the pre hook has cleared the state */
     if (comm->comm_kind != MPIR_COMM_KIND__INTRACOMM || !MPIDI_GLEX_global.coll_vp)
         goto fn_exit;
 

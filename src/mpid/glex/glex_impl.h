@@ -54,7 +54,6 @@ int MPIDI_GLEX_init_local(int *tag_bits);
 int MPIDI_GLEX_init_world(void);
 int MPIDI_GLEX_post_init(void);
 int MPIDI_GLEX_mpi_finalize_hook(void);
-int MPIDI_GLEX_parse_env(void);
 
 /* glex_am.c */
 int MPIDI_GLEX_progress(int vci, int blocking);

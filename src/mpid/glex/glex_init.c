@@ -28,12 +28,30 @@ static void list_valid(glex_coll_kind_t k, char *buf, size_t len)
         snprintf(buf + n, len - n, "host|mpich");
 }
 
+/* Read one setting (the default when unset or empty) and publish the value
+ * in force as an MPI_T control variable of the same name: scope constant,
+ * since it is read once, at MPI_Init.  MPICH keeps a string cvar's text in
+ * a buffer of its own, filled from the value given as the default. */
+enum { CVAR_LEN = 64 };
+
+static const char *setting(const char *name, const char *dflt, const char *desc)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        v = dflt;
+    char text[CVAR_LEN];
+    snprintf(text, sizeof text, "%s", v);
+    MPIR_T_cvar_value_t value;
+    value.str = text;
+    MPIR_T_CVAR_REGISTER_impl(MPI_CHAR, name, text, CVAR_LEN, MPI_T_ENUM_NULL,
+                              MPI_T_VERBOSITY_USER_BASIC, MPI_T_BIND_NO_OBJECT,
+                              MPI_T_SCOPE_CONSTANT, NULL, NULL, value, "COLLECTIVE", desc);
+    return v;
+}
+
 static int env_flag(const char *name, int dflt, int *out, char *err, size_t errlen)
 {
-    const char *s = getenv(name);
-    *out = dflt;
-    if (!s || !*s)
-        return 0;
+    const char *s = setting(name, dflt ? "1" : "0", "ch4:glex setting (doc/mpi.md)");
     if (!strcmp(s, "0") || !strcmp(s, "1")) {
         *out = s[0] - '0';
         return 0;
@@ -42,41 +60,10 @@ static int env_flag(const char *name, int dflt, int *out, char *err, size_t errl
     return -1;
 }
 
-/* The settings in force, readable through MPI_T as control variables of
- * the same names (constant: they are read once, at MPI_Init; MPICH keeps a
- * string cvar's text in its own buffer, filled from the value given as the
- * default). */
-enum { CVAR_LEN = 64 };
-static char cvar_text[GLEX_COLL_KIND_COUNT + 2][CVAR_LEN];
-
-static void register_cvars(void)
-{
-    static int done;
-    if (done)
-        return;
-    done = 1;
-    MPIR_T_cvar_value_t dflt;
-    const char *const *names = kind_env;
-    for (int k = 0; k < GLEX_COLL_KIND_COUNT + 2; k++) {
-        const char *name = k < GLEX_COLL_KIND_COUNT ? names[k]
-            : k == GLEX_COLL_KIND_COUNT ? "GLEX_OFFLOAD" : "GLEX_VERBOSE";
-        const char *v = getenv(name);
-        dflt.str = k < GLEX_COLL_KIND_COUNT ? "auto" : k == GLEX_COLL_KIND_COUNT ? "1" : "0";
-        snprintf(cvar_text[k], CVAR_LEN, "%s", v && *v ? v : dflt.str);
-        dflt.str = cvar_text[k];    /* MPI_T copies this text into its own buffer */
-        MPIR_T_CVAR_REGISTER_impl(MPI_CHAR, name, cvar_text[k], CVAR_LEN, MPI_T_ENUM_NULL,
-                                  MPI_T_VERBOSITY_USER_BASIC, MPI_T_BIND_NO_OBJECT,
-                                  MPI_T_SCOPE_CONSTANT, NULL, NULL, dflt, "COLLECTIVE",
-                                  k < GLEX_COLL_KIND_COUNT ?
-                                  "ch4:glex algorithm of this collective (doc/mpi.md)" :
-                                  "ch4:glex setting (doc/mpi.md)");
-    }
-}
-
 /* Fills MPIDI_GLEX_global.verbose and .choice[] from GLEX_OFFLOAD,
  * GLEX_VERBOSE and GLEX_<KIND>_ALGO; on a bad value prints the reason
  * (variable, value, valid values) and returns an MPI error. */
-int MPIDI_GLEX_parse_env(void)
+static int parse_env(void)
 {
     int mpi_errno = MPI_SUCCESS, offload = 1;
     char err[512] = "";
@@ -86,12 +73,11 @@ int MPIDI_GLEX_parse_env(void)
         goto bad;
     for (int k = 0; k < GLEX_COLL_KIND_COUNT; k++) {
         MPIDI_GLEX_choice_t *c = &MPIDI_GLEX_global.choice[k];
-        const char *s = getenv(kind_env[k]);
+        const char *s = setting(kind_env[k], "auto",
+                                "ch4:glex algorithm of this collective (doc/mpi.md)");
         c->mpich = !offload;
         c->host = 0;
         c->algo = GLEX_ALGO_AUTO;
-        if (!s || !*s)
-            continue;
         if (!strcmp(s, "mpich")) {
             c->mpich = 1;
         } else if (!strcmp(s, "host")) {
@@ -103,7 +89,6 @@ int MPIDI_GLEX_parse_env(void)
             goto bad;
         }
     }
-    register_cvars();
     return MPI_SUCCESS;
   bad:
     fprintf(stderr, "ch4:glex: %s\n", err);
@@ -174,7 +159,7 @@ static void remove_selection(void)
 
 int MPIDI_GLEX_init_local(int *tag_bits)
 {
-    int mpi_errno = MPIDI_GLEX_parse_env();
+    int mpi_errno = parse_env();
     if (mpi_errno)
         return mpi_errno;
     *tag_bits = MPIR_TAG_BITS_DEFAULT;
@@ -249,8 +234,8 @@ int MPIDI_GLEX_mpi_finalize_hook(void)
     remove_selection();
     if (!MPIDI_GLEX_global.fabric)
         return MPI_SUCCESS;
-    /* peers may still read our data (rendezvous) or send acknowledgements:
-     * keep serving until everyone is here */
+    /* peers may still read our memory (rendezvous) or post to our queues:
+     * close the VPs only once every process is here */
     mpi_errno = MPIR_pmi_barrier();
     if (MPIDI_GLEX_global.coll_vp)
         glex_vp_close(MPIDI_GLEX_global.coll_vp);
