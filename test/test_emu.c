@@ -1,6 +1,6 @@
 /* test_emu.c - the NIC model on its own: segment lifecycle and checks,
  * parameters, descriptor range checks, the hash buffer, MP and RDMA, full
- * buffers (back-pressure, nothing lost), timeouts reported on the CQ, pulsed
+ * buffers (back-pressure, nothing lost), late peers waited for, pulsed
  * transfers larger than the unit RAM, JobID agreement and counters. */
 #define _GNU_SOURCE
 #include "glex_emu_internal.h"
@@ -124,9 +124,11 @@ static void test_segment_mismatch(void)
     h.magic = 0x1234;
     h.ready = 1;
     h.refcount = 1;
+    void *keep = MAP_FAILED; /* mapped, i.e. in use: refused, not swept as stale */
     if (fd >= 0) {
         ftruncate(fd, 1 << 16);
         pwrite(fd, &h, sizeof h, 0);
+        keep = mmap(NULL, 1 << 16, PROT_READ, MAP_SHARED, fd, 0);
         close(fd);
     }
     glex_fabric_t *f;
@@ -149,6 +151,8 @@ static void test_segment_mismatch(void)
     rc = glex_fabric_open("badmagic", 1, 0, NULL, &f);
     tap_ok(rc == GLEX_EMISMATCH && strstr(glex_last_error(), "mode"),
            "segment with mode 0644 refused: %s", glex_last_error());
+    if (keep != MAP_FAILED)
+        munmap(keep, 1 << 16);
     shm_unlink(name);
     /* different parameters or node count than the creator */
     glex_fabric_t *a;
@@ -484,38 +488,23 @@ static int rank_pulses(glex_tctx_t *c)
     return 0;
 }
 
-static int rank_timeout(glex_tctx_t *c)
+static int rank_late_peer(glex_tctx_t *c)
 {
-    /* rank 1 waits for a packet rank 0 never sends; rank 0 waits for credit
-     * for a large send rank 1 never receives: both tasks end with an error */
-    int id = glex_case(c, "a missing packet or credit ends the task with ETIMEDOUT on the CQ");
-    glex_desc_t d = coll_desc(0);
-    d.job_id = 9;
-    d.type = GLEX_UINT8;
-    if (c->rank == 1) {
-        d.branch = 1;
-        d.recv_id = 0;
-        d.count = 8;
-        d.recv_addr = (uint64_t)(uintptr_t)shared_area;
-    } else {
-        d.cp = 1;
-        d.dest_id = 1;
-        d.seq_id = 3; /* nobody waits for step 3 */
-        d.send_count = 100000;
-        d.local_addr = (uint64_t)(uintptr_t)shared_area;
-    }
-    double t0 = glex_test_now_us();
-    glex_cqe_t e;
-    if (glex_vp_post(c->vp, &d, 1) || !wait_cqe(c, &e, 10000) || e.status != GLEX_ETIMEDOUT)
-        glex_case_fail(c, id, "no timeout CQE");
-    double ms = (glex_test_now_us() - t0) / 1000;
-    id = glex_case(c, "the timeout is bounded by GLEX_TIMEOUT (0.3 s)");
-    if (ms < 250 || ms > 3000)
-        glex_case_fail(c, id, "took %.0f ms", ms);
-    id = glex_case(c, "the fabric is usable after a timed-out task");
+    /* GLEX_TIMEOUT=0.3 s, and rank 0 sends 1 s late: a live peer that is
+     * late (imbalance, oversubscription) does not fail the task */
+    int id = glex_case(c, "a live peer later than GLEX_TIMEOUT does not fail the transfer");
+    if (c->rank == 0)
+        usleep(1000000);
     int st = -1;
-    if (xfer(c, 10, 5000, 0, &st) || st)
-        glex_case_fail(c, id, "transfer after timeout failed: %d", st);
+    int rc = xfer(c, 9, 64, 0, &st);
+    if (rc || st)
+        glex_case_fail(c, id, "rc %d status %d", rc, st);
+    id = glex_case(c, "nor a pulsed one");
+    if (c->rank == 1)
+        usleep(1000000);
+    rc = xfer(c, 10, 100000, 0, &st);
+    if (rc || st)
+        glex_case_fail(c, id, "rc %d status %d", rc, st);
     return 0;
 }
 
@@ -587,7 +576,7 @@ int main(void)
     glex_run_group(2, &p, rank_pulses, NULL, 120, "emu pulses");
     glex_params_default(&p);
     p.timeout_ms = 300;
-    glex_run_group(2, &p, rank_timeout, NULL, 60, "emu timeout");
+    glex_run_group(2, &p, rank_late_peer, NULL, 60, "emu late peer");
     glex_params_default(&p);
     p.units = 1;
     p.vps_per_node = 1;

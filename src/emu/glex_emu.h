@@ -15,7 +15,7 @@
 extern "C" {
 #endif
 
-#define GLEX_ABI_VERSION 1u
+#define GLEX_ABI_VERSION 2u
 
 /* ---- error codes (all negative; 0 is success) ---- */
 enum {
@@ -28,7 +28,10 @@ enum {
     GLEX_ESYS = -6,       /* a system call failed (message has errno text) */
     GLEX_EMISMATCH = -7,  /* segment magic/ABI/size/parameters differ */
     GLEX_EBUSY = -8,      /* resource in use (VP already open, ...) */
-    GLEX_ENOENT = -9
+    GLEX_ENOENT = -9,
+    GLEX_EDEAD = -10,     /* a peer's process died or left the job while needed */
+    GLEX_ESIZE = -11,     /* sender and receiver disagree on a message's size */
+    GLEX_ETRUNC = -12     /* more data arrived than the receiving descriptor expects */
 };
 
 /* Text of the last error raised by this thread (names field, value, range). */
@@ -175,6 +178,18 @@ const glex_params_t *glex_fabric_params(const glex_fabric_t *f);
 uint32_t glex_fabric_node(const glex_fabric_t *f);
 uint32_t glex_fabric_nnodes(const glex_fabric_t *f);
 const char *glex_fabric_name(const glex_fabric_t *f);
+/* GLEX_OK while every node that attached is alive or has closed cleanly;
+ * GLEX_EDEAD naming the first node whose process is gone. */
+int glex_fabric_check_peers(glex_fabric_t *f);
+
+/* Stale segments: this user's /dev/shm/glex-<uid>-* whose creator and
+ * attached processes are all gone (pid + start time), or that were never
+ * sized for a minute.  Removes them (or only reports with dry_run), calling
+ * report once per stale segment; returns how many there were, or < 0.
+ * glex_fabric_open runs it before creating a segment. */
+typedef void (*glex_cleanup_report_t)(const char *segment, const char *why, int removed,
+                                      void *arg);
+int glex_cleanup_stale(int dry_run, glex_cleanup_report_t report, void *arg);
 
 int glex_vp_open(glex_fabric_t *f, uint32_t vp, glex_vp_t **out);
 int glex_vp_close(glex_vp_t *vp);
@@ -184,6 +199,9 @@ glex_fabric_t *glex_vp_fabric(const glex_vp_t *vp);
 /* Post descriptors d[0..n) (one or more CH..CT sequences).  All are checked
  * first; on any error nothing is posted.  GLEX_EAGAIN if the DQ lacks room. */
 int glex_vp_post(glex_vp_t *vp, const glex_desc_t *d, size_t n);
+/* Why the last task of this VP that ended with an error CQE failed (the
+ * engine thread's message; glex_last_error() is per thread). */
+const char *glex_vp_failure(const glex_vp_t *vp);
 /* 1 and fills *e when a CQE was taken, 0 when none. */
 int glex_vp_poll_cq(glex_vp_t *vp, glex_cqe_t *e);
 int glex_vp_poll_rq(glex_vp_t *vp, glex_rqe_t *e);
@@ -220,6 +238,7 @@ typedef struct glex_vp_counters {
 typedef struct glex_unit_counters {
     uint64_t packets_buffered, hash_probes, table_high_water, table_used;
     uint64_t ram_high_water_kb, credit_stalls, trigger_waits, tasks_admitted;
+    uint64_t stale_dropped; /* packets of failed tasks swept out of a full buffer */
 } glex_unit_counters_t;
 
 int glex_vp_counters(glex_fabric_t *f, uint32_t node, uint32_t vp, glex_vp_counters_t *c);

@@ -18,11 +18,16 @@ typedef struct glex_task {
     struct glex_task *next;
     glex_vp_t *vp;
     uint32_t job, unit, n, cur;
+    uint32_t tag;                     /* job | generation << 8: the keys' JobID part */
     glex_desc_t *d;
     int32_t status;
     uint64_t last_progress;
+    uint64_t next_check; /* stalled past GLEX_TIMEOUT: next look at the peers */
+    int warned;
     /* state of the current descriptor */
     int started, parked, send_done, recv_done;
+    uint64_t started_ns;              /* when this descriptor started */
+    int announced, s_abort;           /* size mismatch: announced / must tell the receiver */
     uint64_t bytes, sbytes;           /* received / sent */
     uint32_t pulse;                   /* recv pulse bytes */
     uint64_t r_done, r_granted;       /* bytes applied / credited */
@@ -77,6 +82,7 @@ static int apply(const glex_desc_t *d, void *dst, const void *src, uint64_t byte
 static void reset_desc_state(glex_task_t *t)
 {
     t->started = t->parked = t->send_done = t->recv_done = 0;
+    t->announced = t->s_abort = 0;
     t->r_done = t->r_granted = t->s_done = 0;
     t->r_frag = t->r_grant_frag = t->s_frag = 0;
     t->s_have_credit = 0;
@@ -111,18 +117,33 @@ static void count_recv(glex_task_t *t, uint64_t bytes)
 
 /* --------------------------------------------------- collective descriptor */
 
+/* A size mismatch between the two ends of a transfer ends the task with an
+ * error on each end that can tell, instead of a hang: ETRUNC where more data
+ * comes than the descriptor expects, ESIZE elsewhere. */
+static int size_error(const glex_task_t *t, int receiving, uint64_t theirs, uint64_t mine)
+{
+    return glex_error(receiving && theirs > mine ? GLEX_ETRUNC : GLEX_ESIZE,
+                      "job %u: the %s has %llu bytes, this %s %llu (counts differ between ranks)",
+                      t->job, receiving ? "sender" : "receiver", (unsigned long long)theirs,
+                      receiving ? "receive expects" : "send has", (unsigned long long)mine);
+}
+
+/* waited this long for the first packet of a transfer: look for a size mismatch */
+#define MISMATCH_PROBE_NS 10000000ull
+
 /* send side of a COLL descriptor; returns 1 if it progressed */
 static int coll_send(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, glex_unit_shm_t *u)
 {
     int work = 0;
     uint32_t me = f->node, myvp = t->vp->index;
+    uint32_t dunit = glex_job_unit(f, t->job);
     if (t->sbytes <= f->p.inline_max) {
         if (d->swap_remote_data && d->branch && !t->recv_done)
             return 0;
         jitter(f);
-        glex_key_t k = glex_make_key(t->job, me, myvp, d->seq_id, d->dest_vp, GLEX_PKT_DATA, 0);
-        int rc = glex_table_insert(f, d->dest_id, glex_job_unit(f, t->job), k,
-                                   (const void *)(uintptr_t)d->local_addr, (uint32_t)t->sbytes);
+        glex_key_t k = glex_make_key(t->tag, me, myvp, d->seq_id, d->dest_vp, GLEX_PKT_DATA, 0);
+        int rc = glex_table_insert(f, d->dest_id, dunit, k, (const void *)(uintptr_t)d->local_addr,
+                                   (uint32_t)t->sbytes);
         if (rc == GLEX_EAGAIN) {
             park(t, u, 1);
             return 0;
@@ -136,16 +157,39 @@ static int coll_send(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
     }
     while (t->s_done < t->sbytes) {
         if (!t->s_have_credit) {
-            glex_key_t k = glex_make_key(t->job, d->dest_id, d->dest_vp, d->seq_id, myvp,
+            glex_key_t k = glex_make_key(t->tag, d->dest_id, d->dest_vp, d->seq_id, myvp,
                                          GLEX_PKT_CREDIT, t->s_frag);
             if (glex_table_take(f, me, t->unit, k, &t->s_credit, sizeof t->s_credit) < 0) {
                 park(t, u, 1);
+                if (t->s_frag == 0 && !t->announced &&
+                    glex_now_ns() - t->started_ns > MISMATCH_PROBE_NS) {
+                    /* a receiver expecting an inline packet never sends credit:
+                     * tell it the size, it answers with a credit carrying its own */
+                    glex_ctrl_t a = { .total = t->sbytes };
+                    k = glex_make_key(t->tag, me, myvp, d->seq_id, d->dest_vp, GLEX_PKT_DATA,
+                                      GLEX_FRAG_ANNOUNCE);
+                    if (glex_table_insert(f, d->dest_id, dunit, k, &a, sizeof a) == GLEX_OK) {
+                        t->announced = 1;
+                        glex_ring(f, d->dest_id);
+                    }
+                }
                 break;
             }
             t->s_have_credit = 1;
             work = 1;
         }
         glex_ctrl_t *c = &t->s_credit;
+        if (c->total != t->sbytes || t->s_abort) {
+            /* tell the receiver with a READY of the sender's size, then fail */
+            glex_ctrl_t r = { .off = c->off, .total = t->sbytes };
+            glex_key_t k = glex_make_key(t->tag, me, myvp, d->seq_id, d->dest_vp, GLEX_PKT_READY,
+                                         t->s_frag);
+            t->s_abort = 1;
+            if (c->len && glex_table_insert(f, d->dest_id, dunit, k, &r, sizeof r) == GLEX_EAGAIN)
+                return work;
+            glex_ring(f, d->dest_id);
+            return size_error(t, 0, c->total, t->sbytes);
+        }
         if (c->off != t->s_done || c->off + c->len > t->sbytes)
             return glex_error(GLEX_EINVAL,
                               "job %u: credit for bytes %llu+%u does not match send at %llu of %llu",
@@ -154,11 +198,13 @@ static int coll_send(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
         if (d->swap_remote_data && d->branch && t->r_done < c->off + c->len)
             break; /* forward: this pulse is not produced yet */
         jitter(f);
-        uint8_t *dst = glex_unit_ram(f, d->dest_id, glex_job_unit(f, t->job)) + c->ram_off;
+        uint8_t *dst = glex_unit_ram(f, d->dest_id, dunit) + c->ram_off;
         memcpy(dst, (const uint8_t *)(uintptr_t)d->local_addr + c->off, c->len);
-        glex_key_t k = glex_make_key(t->job, me, myvp, d->seq_id, d->dest_vp, GLEX_PKT_READY,
+        glex_ctrl_t r = *c;
+        r.total = t->sbytes;
+        glex_key_t k = glex_make_key(t->tag, me, myvp, d->seq_id, d->dest_vp, GLEX_PKT_READY,
                                      t->s_frag);
-        int rc = glex_table_insert(f, d->dest_id, glex_job_unit(f, t->job), k, c, sizeof *c);
+        int rc = glex_table_insert(f, d->dest_id, dunit, k, &r, sizeof r);
         if (rc == GLEX_EAGAIN) {
             park(t, u, 1);
             break;
@@ -188,6 +234,25 @@ static int recv_may_apply(const glex_task_t *t, const glex_desc_t *d, uint64_t o
     return t->s_done >= off + len && d->local_addr == d->recv_addr;
 }
 
+/* an inline receive has waited long: did a larger, pulsed send announce itself? */
+static int inline_recv_mismatch(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d)
+{
+    uint32_t me = f->node, myvp = t->vp->index;
+    if (glex_now_ns() - t->started_ns <= MISMATCH_PROBE_NS)
+        return 0;
+    glex_ctrl_t a;
+    glex_key_t k = glex_make_key(t->tag, d->recv_id, d->recv_vp, d->cp_count, myvp, GLEX_PKT_DATA,
+                                 GLEX_FRAG_ANNOUNCE);
+    if (glex_table_take(f, me, t->unit, k, &a, sizeof a) < 0)
+        return 0;
+    /* answer with a credit of this receive's size: the sender fails too */
+    glex_ctrl_t c = { .total = t->bytes };
+    k = glex_make_key(t->tag, me, myvp, d->cp_count, d->recv_vp, GLEX_PKT_CREDIT, 0);
+    glex_table_insert(f, d->recv_id, glex_job_unit(f, t->job), k, &c, sizeof c);
+    glex_ring(f, d->recv_id);
+    return size_error(t, 1, a.total, t->bytes);
+}
+
 static int coll_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, glex_unit_shm_t *u)
 {
     int work = 0, rc;
@@ -197,16 +262,15 @@ static int coll_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
         uint8_t buf[GLEX_INLINE_CAP];
         if (!recv_may_apply(t, d, 0, t->bytes))
             return 0;
-        glex_key_t k = glex_make_key(t->job, d->recv_id, d->recv_vp, d->cp_count, myvp,
+        glex_key_t k = glex_make_key(t->tag, d->recv_id, d->recv_vp, d->cp_count, myvp,
                                      GLEX_PKT_DATA, 0);
         int len = glex_table_take(f, me, t->unit, k, buf, sizeof buf);
         if (len < 0) {
             park(t, u, 0);
-            return 0;
+            return inline_recv_mismatch(f, t, d);
         }
         if ((uint64_t)len != t->bytes)
-            return glex_error(GLEX_EINVAL, "job %u: packet of %d bytes, descriptor expects %llu",
-                              t->job, len, (unsigned long long)t->bytes);
+            return size_error(t, 1, (uint64_t)len, t->bytes);
         if ((rc = apply(d, dst, buf, t->bytes)))
             return rc;
         count_recv(t, t->bytes);
@@ -235,7 +299,8 @@ static int coll_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
             c.off = t->r_granted;
             c.len = (uint32_t)(t->bytes - t->r_granted < t->pulse ? t->bytes - t->r_granted
                                                                    : t->pulse);
-            glex_key_t k = glex_make_key(t->job, me, myvp, d->cp_count, d->recv_vp,
+            c.total = t->bytes;
+            glex_key_t k = glex_make_key(t->tag, me, myvp, d->cp_count, d->recv_vp,
                                          GLEX_PKT_CREDIT, t->r_grant_frag);
             rc = glex_table_insert(f, d->recv_id, glex_job_unit(f, t->job), k, &c, sizeof c);
             if (rc == GLEX_EAGAIN) {
@@ -256,12 +321,22 @@ static int coll_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
         if (!recv_may_apply(t, d, t->r_done, len))
             break;
         glex_ctrl_t c;
-        glex_key_t k = glex_make_key(t->job, d->recv_id, d->recv_vp, d->cp_count, myvp,
+        glex_key_t k = glex_make_key(t->tag, d->recv_id, d->recv_vp, d->cp_count, myvp,
                                      GLEX_PKT_READY, t->r_frag);
         if (glex_table_take(f, me, t->unit, k, &c, sizeof c) < 0) {
             park(t, u, 0);
+            if (t->r_frag == 0) { /* a smaller sender sent one inline packet? */
+                uint8_t buf[GLEX_INLINE_CAP];
+                k = glex_make_key(t->tag, d->recv_id, d->recv_vp, d->cp_count, myvp,
+                                  GLEX_PKT_DATA, 0);
+                int got = glex_table_take(f, me, t->unit, k, buf, sizeof buf);
+                if (got >= 0)
+                    return size_error(t, 1, (uint64_t)got, t->bytes);
+            }
             break;
         }
+        if (c.total != t->bytes)
+            return size_error(t, 1, c.total, t->bytes);
         if (c.off != t->r_done || c.len != len)
             return glex_error(GLEX_EINVAL, "job %u: pulse %llu+%u arrived, expected %llu+%llu",
                               t->job, (unsigned long long)c.off, c.len,
@@ -277,6 +352,11 @@ static int coll_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
         t->recv_done = 1;
         glex_ram_release(f, t->unit, &t->area);
         t->has_area = 0;
+        /* a sender that waited long for the first credit announced its size */
+        glex_ctrl_t a;
+        glex_key_t k = glex_make_key(t->tag, d->recv_id, d->recv_vp, d->cp_count, myvp,
+                                     GLEX_PKT_DATA, GLEX_FRAG_ANNOUNCE);
+        glex_table_take(f, me, t->unit, k, &a, sizeof a);
     }
     return work;
 }
@@ -286,6 +366,7 @@ static int step_coll(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d)
     glex_unit_shm_t *u = glex_unit_shm(f, f->node, t->unit);
     if (!t->started) {
         t->started = 1;
+        t->started_ns = glex_now_ns();
         t->bytes = d->count * glex_type_size((glex_type_t)d->type);
         t->sbytes = d->send_count * glex_type_size((glex_type_t)d->type);
         t->send_done = !d->cp;
@@ -368,7 +449,7 @@ static int step_rdma(glex_fabric_t *f, const glex_task_t *t, const glex_desc_t *
         return 2;
     }
     pid_t pid = atomic_load(&glex_node_shm(f, d->dest_id)->pid);
-    if (pid <= 0)
+    if (pid <= 0 || atomic_load(&glex_node_shm(f, d->dest_id)->state) != GLEX_NODE_ALIVE)
         return glex_error(GLEX_ENOENT, "RDMA to node %u: node is not attached", d->dest_id);
     uint64_t done = 0;
     while (done < d->length) {
@@ -410,12 +491,41 @@ static void fail_task(glex_fabric_t *f, glex_task_t *t, int code)
     fprintf(stderr, "glex: node %u vp %u job %u descriptor %u: %s\n", f->node, t->vp->index,
             t->job, t->cur, glex_last_error());
     t->status = code;
+    snprintf(t->vp->fail_text, sizeof t->vp->fail_text, "%s", glex_last_error());
     if (t->has_area) {
         glex_ram_release(f, t->unit, &t->area);
         t->has_area = 0;
     }
     glex_table_purge(f, f->node, t->unit, t->job, t->vp->index);
     t->cur = t->n; /* ends the task */
+}
+
+/* A task has waited longer than GLEX_TIMEOUT: it fails when the node it
+ * waits on died or left, or any node of the job died (the job is broken and
+ * would hang otherwise).  A live peer may just be late (load imbalance,
+ * oversubscription): the task keeps waiting and says so once. */
+static void stalled(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, uint64_t now)
+{
+    uint64_t every = f->p.timeout_ms < 1000 ? f->p.timeout_ms : 1000;
+    t->next_check = now + every * 1000000ull;
+    int receiving = d->branch && !t->recv_done;
+    uint32_t peer = receiving ? d->recv_id : d->dest_id;
+    uint32_t pvp = receiving ? d->recv_vp : d->dest_vp;
+    const char *what = d->kind == GLEX_DESC_MP ? "room in an open receive queue"
+                       : receiving             ? "packet"
+                                               : "credit";
+    char why[160];
+    if (glex_peer_failure(f, peer, why, sizeof why)) {
+        glex_error(GLEX_EDEAD, "no %s within GLEX_TIMEOUT=%.3f s (job %u, waiting on node %u vp %u): %s",
+                   what, f->p.timeout_ms / 1000.0, t->job, peer, pvp, why);
+        fail_task(f, t, GLEX_EDEAD);
+    } else if (!t->warned) {
+        t->warned = 1;
+        fprintf(stderr,
+                "glex: node %u vp %u job %u: no %s from node %u vp %u for %.3f s (GLEX_TIMEOUT); "
+                "it is alive, still waiting\n",
+                f->node, t->vp->index, t->job, what, peer, pvp, (now - t->last_progress) / 1e9);
+    }
 }
 
 /* run one task as far as it goes: 1 if anything happened, 2 if it is finished */
@@ -438,17 +548,9 @@ static int run_task(glex_fabric_t *f, glex_task_t *t, uint64_t now)
         if (rc)
             t->last_progress = now, work = 1;
         if (rc != 2) {
-            if (now - t->last_progress > (uint64_t)f->p.timeout_ms * 1000000ull) {
-                int receiving = d->branch && !t->recv_done;
-                glex_error(GLEX_ETIMEDOUT,
-                           "no %s within GLEX_TIMEOUT=%.3f s (job %u, waiting on node %u vp %u)",
-                           d->kind == GLEX_DESC_MP ? "room in an open receive queue"
-                           : receiving             ? "packet"
-                                                   : "credit",
-                           f->p.timeout_ms / 1000.0, t->job, receiving ? d->recv_id : d->dest_id,
-                           receiving ? d->recv_vp : d->dest_vp);
-                fail_task(f, t, GLEX_ETIMEDOUT);
-            }
+            if (now - t->last_progress > (uint64_t)f->p.timeout_ms * 1000000ull &&
+                now >= t->next_check)
+                stalled(f, t, d, now);
             break;
         }
         atomic_fetch_add_explicit(&t->vp->shm->desc_executed, 1, memory_order_relaxed);
@@ -491,6 +593,7 @@ static int fetch(glex_fabric_t *f, glex_engine_t *e, glex_vp_t *vp)
         t->d = d;
         t->n = n;
         t->job = d[0].job_id;
+        t->tag = t->job | atomic_load(&f->hdr->jobs[t->job].gen) << 8;
         t->unit = glex_job_unit(f, t->job);
         t->last_progress = glex_now_ns();
         atomic_fetch_add_explicit(&glex_unit_shm(f, f->node, t->unit)->tasks_admitted, 1,

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #define ALIGN(x, a) (((x) + (a)-1) / (a) * (a))
@@ -170,11 +171,21 @@ static int create_new(glex_fabric_t *f, int fd, const glex_params_t *p, uint32_t
     glex_shm_header_t tmp;
     memset(&tmp, 0, sizeof tmp);
     layout(&tmp, p, nnodes);
-    if (ftruncate(fd, (off_t)tmp.total_size) != 0) {
-        int e = errno;
+    /* reserve every page now: a tmpfs too small for the segment must fail
+     * here with a message, not with SIGBUS in the middle of a collective */
+    int e = ftruncate(fd, (off_t)tmp.total_size) != 0 ? errno
+                                                       : posix_fallocate(fd, 0, (off_t)tmp.total_size);
+    if (e) {
+        struct statvfs vfs;
+        unsigned long long avail = statvfs("/dev/shm", &vfs) == 0
+                                       ? (unsigned long long)vfs.f_bavail * vfs.f_frsize
+                                       : 0;
         shm_unlink(f->name);
-        return glex_error(GLEX_ESYS, "cannot size segment %s to %llu bytes: %s", f->name,
-                          (unsigned long long)tmp.total_size, strerror(e));
+        return glex_error(GLEX_ESYS,
+                          "cannot reserve %llu bytes for segment %s (/dev/shm has %llu bytes "
+                          "free): %s; make /dev/shm larger or lower GLEX_UNITS, "
+                          "GLEX_UNIT_BUFFER_KB, GLEX_TABLE_SLOTS, GLEX_DQ_DEPTH or the node count",
+                          (unsigned long long)tmp.total_size, f->name, avail, strerror(e));
     }
     f->base = mmap(NULL, tmp.total_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (f->base == MAP_FAILED) {
@@ -190,10 +201,18 @@ static int create_new(glex_fabric_t *f, int fd, const glex_params_t *p, uint32_t
     f->hdr->params = *p;
     f->hdr->nnodes = nnodes;
     f->hdr->owner_uid = getuid();
+    glex_proc_self(&f->hdr->creator_pid, &f->hdr->creator_start);
     atomic_store(&f->hdr->refcount, 1);
     f->hdr->magic = GLEX_MAGIC;
     atomic_store_explicit(&f->hdr->ready, 1, memory_order_release);
     return GLEX_OK;
+}
+
+static void report_removed(const char *segment, const char *why, int removed, void *arg)
+{
+    (void)arg;
+    if (removed)
+        fprintf(stderr, "glex: removed stale segment %s: %s\n", segment, why);
 }
 
 int glex_fabric_open(const char *job, uint32_t nnodes, uint32_t node_id,
@@ -221,11 +240,14 @@ int glex_fabric_open(const char *job, uint32_t nnodes, uint32_t node_id,
     f->p = p;
     f->node = node_id;
     f->nnodes = nnodes;
+    glex_segment_remove_if_stale(f->name); /* a killed earlier job of the same name */
+    int created = 0;
     for (int attempt = 0;; attempt++) {
         int fd = shm_open(f->name, O_RDWR | O_CREAT | O_EXCL, 0600);
         if (fd >= 0) {
             fchmod(fd, 0600); /* umask-proof */
             rc = create_new(f, fd, &p, nnodes);
+            created = rc == GLEX_OK;
         } else if (errno == EEXIST) {
             fd = shm_open(f->name, O_RDWR, 0600);
             if (fd < 0 && errno == ENOENT)
@@ -248,16 +270,22 @@ int glex_fabric_open(const char *job, uint32_t nnodes, uint32_t node_id,
         free(f);
         return rc;
     }
+    if (created) /* the job's first process sweeps segments of killed jobs */
+        glex_cleanup_stale(0, report_removed, NULL);
     glex_node_shm_t *n = glex_node_shm(f, node_id);
-    uint32_t z = 0;
-    if (!atomic_compare_exchange_strong(&n->attached, &z, 1)) {
+    uint32_t z = atomic_load(&n->state);
+    if (z == GLEX_NODE_ALIVE || !atomic_compare_exchange_strong(&n->state, &z, GLEX_NODE_ALIVE)) {
         rc = glex_error(GLEX_EBUSY, "node %u of %s is already attached by pid %d", node_id,
                         f->name, (int)atomic_load(&n->pid));
         f->node = UINT32_MAX;
         glex_fabric_close(f);
         return rc;
     }
-    atomic_store(&n->pid, (int32_t)getpid());
+    int32_t me;
+    uint64_t start;
+    glex_proc_self(&me, &start);
+    atomic_store(&n->start, start);
+    atomic_store(&n->pid, me);
     f->vps = calloc(p.vps_per_node, sizeof *f->vps);
     if (!f->vps || (rc = glex_engine_start(f))) {
         if (!rc)
@@ -340,8 +368,7 @@ int glex_fabric_close(glex_fabric_t *f)
     }
     if (f->node != UINT32_MAX) {
         glex_node_shm_t *n = glex_node_shm(f, f->node);
-        atomic_store(&n->pid, 0);
-        atomic_store(&n->attached, 0);
+        atomic_store(&n->state, GLEX_NODE_LEFT); /* pid stays: who left */
     }
     if (atomic_fetch_sub(&f->hdr->refcount, 1) == 1)
         shm_unlink(f->name);
@@ -399,7 +426,13 @@ int glex_job_acquire(glex_fabric_t *f, uint64_t key, uint32_t members)
         h->jobs[id].joined++;
     } else if (free_id >= 0) {
         id = free_id;
-        h->jobs[id] = (glex_job_slot_t){ .key = key, .members = members, .joined = 1, .used = 1 };
+        glex_job_slot_t *s = &h->jobs[id];
+        s->key = key;
+        s->members = members;
+        s->joined = 1;
+        s->left = 0;
+        s->used = 1;
+        atomic_store(&s->gen, (atomic_load(&s->gen) + 1) & 0xffffu);
     }
     glex_unlock(&h->job_lock);
     if (id < 0)

@@ -11,12 +11,15 @@
 #define GLEX_MAGIC 0x58454c4721454d55ull /* "UME!GLEX" */
 #define GLEX_PAGE 1024u                  /* unit RAM allocation granule */
 #define GLEX_TABLE_RESERVE_PCT 10u       /* hash slots kept free for collisions */
-#define GLEX_CTRL_BYTES 16u              /* payload of credit/data-ready packets */
+#define GLEX_CTRL_BYTES 24u              /* payload of credit/data-ready packets */
 
 #define glex_error glex_set_error
 
 /* ---- process-shared futex lock and waits ---- */
-typedef struct { _Atomic uint32_t v; } glex_lock_t;
+typedef struct {
+    _Atomic uint32_t v;
+    _Atomic int32_t owner; /* pid of the holder: a lock whose holder died is taken over */
+} glex_lock_t;
 void glex_lock(glex_lock_t *l);
 void glex_unlock(glex_lock_t *l);
 /* futex on a shared word: wait while *w == val (timeout_ms < 0: forever) */
@@ -28,15 +31,19 @@ uint64_t glex_now_ns(void);
 enum { GLEX_PKT_DATA = 0, GLEX_PKT_CREDIT = 1, GLEX_PKT_READY = 2 };
 
 typedef struct glex_key {
-    uint64_t hi; /* JobID 8 | src NodeID 24 | src VP 11 | SeqID 5 (48 bits used) */
+    uint64_t hi; /* generation 16 | JobID 8 | src NodeID 24 | src VP 11 | SeqID 5 */
     uint32_t lo; /* dest VP 11 | kind 2 | fragment 16 (emulation extension)      */
 } glex_key_t;
 
-static inline glex_key_t glex_make_key(uint32_t job, uint32_t node, uint32_t vp, uint32_t seq,
+/* jobgen: JobID in bits 0..7, the JobID's generation (glex_job_slot_t.gen)
+ * above: a packet left behind by a failed task of an earlier use of the
+ * JobID never matches a later task's key. */
+static inline glex_key_t glex_make_key(uint32_t jobgen, uint32_t node, uint32_t vp, uint32_t seq,
                                        uint32_t dvp, uint32_t kind, uint32_t frag)
 {
     glex_key_t k;
-    k.hi = ((uint64_t)job << 40) | ((uint64_t)node << 16) | ((uint64_t)vp << 5) | seq;
+    k.hi = ((uint64_t)(jobgen >> 8 & 0xffffu) << 48) | ((uint64_t)(jobgen & 0xffu) << 40) |
+           ((uint64_t)node << 16) | ((uint64_t)vp << 5) | seq;
     k.lo = dvp | (kind << 11) | ((frag & 0xffffu) << 16);
     return k;
 }
@@ -47,11 +54,16 @@ typedef struct glex_pkt_hdr {
     uint16_t pad;
 } glex_pkt_hdr_t; /* 16 bytes; payload follows */
 
+/* a DATA packet with this fragment number announces a pulsed send's size
+ * to a receiver that waits for an inline packet (sizes differ) */
+#define GLEX_FRAG_ANNOUNCE 0xffffu
+
 /* payload of CREDIT (receiver->sender) and READY (sender->receiver) packets */
 typedef struct glex_ctrl {
     uint32_t ram_off; /* byte offset in the receiver unit's RAM */
     uint32_t len;     /* bytes of this pulse */
     uint64_t off;     /* byte offset of the pulse in the message */
+    uint64_t total;   /* the message size as its sender (READY) or receiver (CREDIT) has it */
 } glex_ctrl_t;
 
 /* ---- shared memory structures ---- */
@@ -61,6 +73,7 @@ typedef struct glex_unit_shm {
     uint32_t pool_used;   /* borrowed pool pages */
     _Atomic uint64_t packets_buffered, hash_probes, table_high_water;
     _Atomic uint64_t ram_high_water, credit_stalls, trigger_waits, tasks_admitted;
+    _Atomic uint64_t stale_dropped; /* packets of failed tasks swept from a full table */
     uint64_t ram_used;    /* bytes of RAM lent (guaranteed + pool), for high water */
 } glex_unit_shm_t;
 
@@ -68,8 +81,16 @@ typedef struct glex_node_shm {
     _Atomic uint32_t doorbell; /* bumped on every packet/CQE for this node */
     _Atomic uint32_t sleepers;
     _Atomic int32_t pid;       /* owner process, 0 when free */
-    _Atomic uint32_t attached;
+    _Atomic uint32_t state;    /* glex_node_state_t: FREE, ALIVE (attached) or LEFT */
+    _Atomic uint64_t start;    /* owner's start time (glex_proc_start) */
 } glex_node_shm_t;
+
+typedef enum {
+    GLEX_NODE_FREE = 0,  /* never attached */
+    GLEX_NODE_ALIVE = 1, /* attached and its process exists */
+    GLEX_NODE_LEFT = 2,  /* closed the fabric */
+    GLEX_NODE_DEAD = 3   /* attached, but its process is gone (computed, never stored) */
+} glex_node_state_t;
 
 typedef struct glex_vp_shm {
     _Atomic uint32_t open;
@@ -86,6 +107,8 @@ typedef struct glex_job_slot {
     uint64_t key;
     uint32_t members, joined, left;
     uint32_t used;
+    _Atomic uint32_t gen; /* 16 bits used: bumped each time the JobID is taken anew */
+    uint32_t pad;
 } glex_job_slot_t;
 
 typedef struct glex_shm_header {
@@ -96,6 +119,8 @@ typedef struct glex_shm_header {
     glex_params_t params;
     uint32_t nnodes;
     uint32_t owner_uid;
+    int32_t creator_pid;       /* with creator_start: liveness of a segment nobody attached */
+    uint64_t creator_start;
     _Atomic uint32_t refcount; /* attached processes; 0 = being destroyed */
     _Atomic uint32_t ready;
     /* layout (byte offsets from the segment base) */
@@ -118,6 +143,7 @@ struct glex_vp {
     glex_desc_t *dq;
     glex_cqe_t *cq;
     glex_rqe_t *rq;
+    char fail_text[320]; /* why the last failed task failed (written before its CQE) */
 };
 
 struct glex_fabric {
@@ -167,7 +193,7 @@ static inline glex_vp_shm_t *glex_vp_shm(const glex_fabric_t *f, uint32_t node, 
 }
 static inline uint32_t glex_job_unit(const glex_fabric_t *f, uint32_t job)
 {
-    return job % f->p.units;
+    return (job & 0xffu) % f->p.units;
 }
 
 uint32_t glex_jobs_per_unit(const glex_params_t *p);
@@ -201,6 +227,17 @@ int glex_desc_validate(const glex_fabric_t *f, uint32_t vp, const glex_desc_t *d
 int glex_engine_start(glex_fabric_t *f);
 void glex_engine_stop(glex_fabric_t *f);
 void glex_engine_kick(glex_fabric_t *f);
+
+/* liveness (glex_emu_live.c): a process is its pid plus start time */
+uint64_t glex_proc_start(int32_t pid); /* 0 when gone or a zombie */
+int glex_proc_alive(int32_t pid, uint64_t start);
+void glex_proc_self(int32_t *pid, uint64_t *start);
+glex_node_state_t glex_node_state(const glex_fabric_t *f, uint32_t node);
+/* 1 with *why filled when node awaited died or left, or any node died */
+int glex_peer_failure(const glex_fabric_t *f, uint32_t awaited, char *why, size_t len);
+
+/* stale segments (glex_emu_cleanup.c): unlink name if stale, 1 when removed */
+int glex_segment_remove_if_stale(const char *name);
 
 /* hwloc placement (glex_emu_place.c) */
 int glex_place_engine_thread(glex_fabric_t *f, pthread_t th);

@@ -47,6 +47,9 @@ const char *glex_strerror(int code)
     case GLEX_EMISMATCH: return "shared segment does not match (magic, ABI, size or parameters)";
     case GLEX_EBUSY: return "resource busy";
     case GLEX_ENOENT: return "no such object";
+    case GLEX_EDEAD: return "a peer process died or left the job";
+    case GLEX_ESIZE: return "sender and receiver disagree on the message size";
+    case GLEX_ETRUNC: return "more data arrived than the receiver expects";
     default: return "unknown error";
     }
 }
@@ -78,29 +81,68 @@ void glex_futex_wake(_Atomic uint32_t *w, int n, bool shared)
 
 /* Three-state futex mutex: 0 free, 1 locked, 2 locked with waiters.  A short
  * bounded spin first; then the waiter sleeps, so an oversubscribed machine
- * does not burn a holder's time slice. */
+ * does not burn a holder's time slice.  The holder's pid is kept beside the
+ * word: a waiter that has slept a second checks it, and takes the lock over
+ * from a holder that died (SIGKILL inside the few instructions a lock is
+ * held), so the survivors of a crashed job do not hang. */
+static int32_t cached_pid; /* getpid() is a system call; refreshed in forked children */
+
+static void forget_pid(void) { cached_pid = 0; }
+
+__attribute__((constructor)) static void watch_forks(void)
+{
+    pthread_atfork(NULL, NULL, forget_pid);
+}
+
+static int32_t self_pid(void)
+{
+    int32_t p = __atomic_load_n(&cached_pid, __ATOMIC_RELAXED);
+    if (!p) {
+        p = (int32_t)getpid();
+        __atomic_store_n(&cached_pid, p, __ATOMIC_RELAXED);
+    }
+    return p;
+}
+
+static int take_over(glex_lock_t *l, int32_t self)
+{
+    int32_t o = atomic_load(&l->owner);
+    if (o <= 0 || o == self || glex_proc_alive(o, 0))
+        return 0;
+    if (!atomic_compare_exchange_strong(&l->owner, &o, self))
+        return 0;
+    fprintf(stderr, "glex: took over a lock whose holder (pid %d) died\n", (int)o);
+    return 1;
+}
+
 void glex_lock(glex_lock_t *l)
 {
+    int32_t self = self_pid();
     uint32_t c = 0;
     if (atomic_compare_exchange_strong(&l->v, &c, 1))
-        return;
+        goto owned;
     for (int i = 0; i < 64; i++) {
         c = 0;
         if (atomic_load_explicit(&l->v, memory_order_relaxed) == 0 &&
             atomic_compare_exchange_weak(&l->v, &c, 1))
-            return;
+            goto owned;
         glex_cpu_relax();
     }
     if (c != 2)
         c = atomic_exchange(&l->v, 2);
     while (c != 0) {
-        glex_futex_wait(&l->v, 2, -1, true);
+        glex_futex_wait(&l->v, 2, 1000, true);
         c = atomic_exchange(&l->v, 2);
+        if (c != 0 && take_over(l, self))
+            return; /* the word stays 2: unlock wakes the other waiters */
     }
+owned:
+    atomic_store_explicit(&l->owner, self, memory_order_relaxed);
 }
 
 void glex_unlock(glex_lock_t *l)
 {
+    atomic_store_explicit(&l->owner, 0, memory_order_relaxed);
     if (atomic_exchange(&l->v, 0) == 2)
         glex_futex_wake(&l->v, 1, true);
 }

@@ -30,6 +30,29 @@ static inline glex_pkt_hdr_t *entry(uint8_t *tab, uint32_t esz, uint32_t i)
     return (glex_pkt_hdr_t *)(tab + (size_t)i * esz);
 }
 
+static void remove_slot(glex_unit_shm_t *u, uint64_t *bm, uint8_t *tab, uint32_t esz,
+                        uint32_t slots, uint32_t i);
+
+/* Drop packets of an earlier use of their JobID (left by a failed task:
+ * the generation in their key is not the JobID's current one).  Called with
+ * the unit locked when the table is full; returns how many went. */
+static uint32_t sweep_stale(glex_fabric_t *f, glex_unit_shm_t *u, uint64_t *bm, uint8_t *tab)
+{
+    uint32_t slots = f->p.table_slots, esz = f->hdr->entry_size, n = 0;
+    for (uint32_t i = 0; i < slots;) {
+        glex_pkt_hdr_t *e = entry(tab, esz, i);
+        uint32_t job = (uint32_t)(e->key.hi >> 40) & 0xffu, gen = (uint32_t)(e->key.hi >> 48);
+        if (bit_get(bm, i) && gen != atomic_load(&f->hdr->jobs[job].gen)) {
+            remove_slot(u, bm, tab, esz, slots, i); /* slot i may now hold a shifted entry */
+            n++;
+        } else {
+            i++;
+        }
+    }
+    atomic_fetch_add_explicit(&u->stale_dropped, n, memory_order_relaxed);
+    return n;
+}
+
 int glex_table_insert(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_key_t key,
                       const void *payload, uint32_t len)
 {
@@ -43,7 +66,7 @@ int glex_table_insert(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_key_t
         return glex_error(GLEX_EINVAL, "packet payload %u is out of range 0..%u", len,
                           f->p.inline_max);
     glex_lock(&u->lock);
-    if (u->used >= limit) { /* the caller parks and counts the stall */
+    if (u->used >= limit && !sweep_stale(f, u, bm, tab)) { /* the caller parks, counts the stall */
         glex_unlock(&u->lock);
         return GLEX_EAGAIN;
     }
@@ -129,7 +152,7 @@ void glex_table_purge(glex_fabric_t *f, uint32_t node, uint32_t unit, uint32_t j
     glex_lock(&u->lock);
     for (uint32_t i = 0; i < slots;) {
         glex_pkt_hdr_t *e = entry(tab, esz, i);
-        if (bit_get(bm, i) && (e->key.hi >> 40) == job && (e->key.lo & 0x7ffu) == dvp)
+        if (bit_get(bm, i) && ((e->key.hi >> 40) & 0xffu) == job && (e->key.lo & 0x7ffu) == dvp)
             remove_slot(u, bm, tab, esz, slots, i); /* slot i may now hold a shifted entry */
         else
             i++;

@@ -156,5 +156,11 @@ int glex_unit_counters(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_unit
     c->credit_stalls = atomic_load(&u->credit_stalls);
     c->trigger_waits = atomic_load(&u->trigger_waits);
     c->tasks_admitted = atomic_load(&u->tasks_admitted);
+    c->stale_dropped = atomic_load(&u->stale_dropped);
     return GLEX_OK;
+}
+
+const char *glex_vp_failure(const glex_vp_t *vp)
+{
+    return vp->fail_text;
 }

@@ -13,14 +13,17 @@
 static void usage(FILE *o)
 {
     fprintf(o,
-            "usage: glex-info [--job NAME] [--list] [--help]\n"
+            "usage: glex-info [--job NAME [--all]] [--list] [--cleanup [--dry-run]] [--help]\n"
             "  (no option)   hwloc topology summary and the NIC parameters in force\n"
             "  --list        the GLEX segments of this user in /dev/shm\n"
+            "  --cleanup     remove this user's stale segments (jobs killed before they\n"
+            "                could remove theirs: no creator or attached process alive),\n"
+            "                one line per segment removed; --dry-run only lists them\n"
             "  --job NAME    also the per-VP and per-unit counters of job NAME's segment\n"
             "  --all         with --job: every unit, also idle ones\n"
             "Parameters (environment, see doc/env.md):\n"
             "  GLEX_UNITS (8, 1..64)  GLEX_UNIT_BUFFER_KB (512)  GLEX_TABLE_SLOTS (2048)\n"
-            "  GLEX_INLINE_MAX (48, 16..256)  GLEX_VPS_PER_NODE (4)  GLEX_DQ_DEPTH (1024)\n"
+            "  GLEX_INLINE_MAX (48, 24..256)  GLEX_VPS_PER_NODE (4)  GLEX_DQ_DEPTH (1024)\n"
             "  GLEX_CQ_DEPTH (1024)  GLEX_PULSES (4)  GLEX_TIMEOUT (30 s)  GLEX_SPIN_US (auto)\n"
             "  GLEX_ENGINE_BIND (process|rr|none|pu:N)  GLEX_ENGINE_THREAD (1|0)\n"
             "  GLEX_COLL_SEGMENT_KB (64)\n");
@@ -94,21 +97,40 @@ static int show_job(const char *job, int all)
                    (unsigned long long)c.bytes_sent, (unsigned long long)c.trigger_waits,
                    (unsigned long long)c.credit_stalls);
         }
-    printf("Unit counters%s:\n  %5s %4s %10s %12s %8s %6s %9s %8s %8s %8s\n",
+    printf("Unit counters%s:\n  %5s %4s %10s %12s %8s %6s %9s %8s %8s %8s %6s\n",
            all ? "" : " (units that saw traffic)", "node", "unit", "buffered", "hash_probes",
-           "tbl_hw", "used", "ram_hw_kb", "cred_st", "trig_w", "tasks");
+           "tbl_hw", "used", "ram_hw_kb", "cred_st", "trig_w", "tasks", "stale");
     for (uint32_t n = 0; n < glex_fabric_nnodes(f); n++)
         for (uint32_t u = 0; u < p->units; u++) {
             glex_unit_counters_t c;
             if (glex_unit_counters(f, n, u, &c) || (!all && !c.packets_buffered && !c.tasks_admitted))
                 continue;
-            printf("  %5u %4u %10llu %12llu %8llu %6llu %9llu %8llu %8llu %8llu\n", n, u,
+            printf("  %5u %4u %10llu %12llu %8llu %6llu %9llu %8llu %8llu %8llu %6llu\n", n, u,
                    (unsigned long long)c.packets_buffered, (unsigned long long)c.hash_probes,
                    (unsigned long long)c.table_high_water, (unsigned long long)c.table_used,
                    (unsigned long long)c.ram_high_water_kb, (unsigned long long)c.credit_stalls,
-                   (unsigned long long)c.trigger_waits, (unsigned long long)c.tasks_admitted);
+                   (unsigned long long)c.trigger_waits, (unsigned long long)c.tasks_admitted,
+                   (unsigned long long)c.stale_dropped);
         }
     glex_fabric_close(f);
+    return 0;
+}
+
+static void report_stale(const char *segment, const char *why, int removed, void *arg)
+{
+    int dry = *(int *)arg;
+    printf("  %s %s: %s\n", dry ? "stale" : removed ? "removed" : "could not remove", segment, why);
+}
+
+static int cleanup(int dry)
+{
+    printf("Stale segments of uid %u%s:\n", (unsigned)getuid(), dry ? " (dry run)" : "");
+    int n = glex_cleanup_stale(dry, report_stale, &dry);
+    if (n < 0) {
+        fprintf(stderr, "glex-info: %s\n", glex_last_error());
+        return 1;
+    }
+    printf("  %d stale segment%s%s\n", n, n == 1 ? "" : "s", dry ? " found" : " removed");
     return 0;
 }
 
@@ -117,15 +139,19 @@ int main(int argc, char **argv)
     static const struct option lo[] = { { "job", required_argument, 0, 'j' },
                                          { "list", no_argument, 0, 'l' },
                                          { "all", no_argument, 0, 'a' },
+                                         { "cleanup", no_argument, 0, 'c' },
+                                         { "dry-run", no_argument, 0, 'n' },
                                          { "help", no_argument, 0, 'h' },
                                          { 0, 0, 0, 0 } };
     const char *job = NULL;
-    int list = 0, all = 0, c;
-    while ((c = getopt_long(argc, argv, "j:lah", lo, NULL)) != -1) {
+    int list = 0, all = 0, clean = 0, dry = 0, c;
+    while ((c = getopt_long(argc, argv, "j:lacnh", lo, NULL)) != -1) {
         switch (c) {
         case 'j': job = optarg; break;
         case 'l': list = 1; break;
         case 'a': all = 1; break;
+        case 'c': clean = 1; break;
+        case 'n': dry = 1; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -135,6 +161,8 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    if (clean || dry)
+        return cleanup(dry);
     char topo[256];
     glex_topology_summary(topo, sizeof topo);
     printf("Topology (hwloc): %s\n", topo);

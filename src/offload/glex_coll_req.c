@@ -167,8 +167,10 @@ static void drain_cq(glex_vp_t *vp)
         glex_req_t *q = (glex_req_t *)(uintptr_t)e.cookie;
         if (!q || q->state != REQ_RUNNING)
             continue;
-        if (e.status)
+        if (e.status) {
+            glex_error(e.status, "%s", glex_vp_failure(vp));
             finish(q, e.status);
+        }
         else if (q->step < q->plan->n)
             q->state = REQ_NEED_POST, advance(q);
         else

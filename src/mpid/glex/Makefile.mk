@@ -24,6 +24,8 @@ mpi_core_sources += \
     src/mpid/ch4/netmod/glex/glex_init.c \
     src/mpid/ch4/netmod/glex/glex_misc.c \
     src/mpid/ch4/netmod/glex_emu/glex_emu_alu.c \
+    src/mpid/ch4/netmod/glex_emu/glex_emu_cleanup.c \
+    src/mpid/ch4/netmod/glex_emu/glex_emu_live.c \
     src/mpid/ch4/netmod/glex_emu/glex_emu_desc.c \
     src/mpid/ch4/netmod/glex_emu/glex_emu_engine.c \
     src/mpid/ch4/netmod/glex_emu/glex_emu_fabric.c \

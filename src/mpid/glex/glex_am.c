@@ -45,11 +45,54 @@ static held_t *held_head, *held_tail;
 
 int MPIDI_GLEX_error(int glex_rc, const char *what)
 {
-    if (glex_rc == GLEX_ETIMEDOUT)      /* a peer stopped answering */
+    /* extracterrmsgs wants the class literal in each call */
+    switch (glex_rc) {
+    case GLEX_EDEAD:   /* a peer process is gone */
+    case GLEX_ETIMEDOUT:
         return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
                                     MPIX_ERR_PROC_FAILED, "**fail", "**fail %s", what);
-    return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
-                                MPI_ERR_OTHER, "**fail", "**fail %s", what);
+    case GLEX_ETRUNC:  /* more data came than the call's count: as MPICH's receives */
+        return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
+                                    MPI_ERR_TRUNCATE, "**fail", "**fail %s", what);
+    case GLEX_EINVAL:
+        return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
+                                    MPI_ERR_ARG, "**fail", "**fail %s", what);
+    default:           /* GLEX_ESIZE: MPICH says "collective size mismatch", MPI_ERR_OTHER */
+        return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
+                                    MPI_ERR_OTHER, "**fail", "**fail %s", what);
+    }
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec;
+}
+
+int MPIDI_GLEX_watch_peers(int work)
+{
+    MPIDI_GLEX_global_t *g = &MPIDI_GLEX_global;
+    if (work) {
+        g->idle_since_ns = 0;
+        return MPI_SUCCESS;
+    }
+    uint64_t now = now_ns();
+    if (!g->idle_since_ns) {
+        g->idle_since_ns = now;
+        return MPI_SUCCESS;
+    }
+    uint64_t timeout = glex_fabric_params(g->fabric)->timeout_ms * 1000000ull;
+    if (now - g->idle_since_ns < timeout || now < g->next_peer_check_ns)
+        return MPI_SUCCESS;
+    g->next_peer_check_ns = now + (timeout < 1000000000ull ? timeout : 1000000000ull);
+    int rc = glex_fabric_check_peers(g->fabric);
+    if (rc == GLEX_OK)
+        return MPI_SUCCESS;
+    char msg[512];
+    snprintf(msg, sizeof msg, "ch4:glex: nothing arrived for GLEX_TIMEOUT=%.3f s and %s",
+             timeout / 1e9, glex_last_error());
+    return MPIDI_GLEX_error(rc, msg);
 }
 
 static int post_error(int rc)
@@ -249,7 +292,7 @@ static int cqe_error(const glex_cqe_t * e)
 {
     char msg[512];
     snprintf(msg, sizeof msg, "ch4:glex: message descriptor failed (%s): %s",
-             glex_strerror(e->status), glex_last_error());
+             glex_strerror(e->status), glex_vp_failure(MPIDI_GLEX_global.am_vp));
     return MPIDI_GLEX_error(e->status, msg);
 }
 
@@ -395,6 +438,7 @@ int MPIDI_GLEX_progress(int vci, int blocking)
         MPIDI_GLEX_global.am_idle = 0;
         sched_yield();
     }
+    mpi_errno = MPIDI_GLEX_watch_peers(work || am_work || nbc_work);
   fn_exit:
     return mpi_errno;
   fn_fail:

@@ -34,6 +34,8 @@ typedef struct {
     MPIDI_GLEX_nbc_t *nbc_head;        /* nonblocking collectives in flight */
     char *json_path;                   /* collective selection file, removed after init */
     int am_idle;                       /* consecutive progress calls without work */
+    uint64_t idle_since_ns;            /* progress without work since (0: busy) */
+    uint64_t next_peer_check_ns;       /* idle past GLEX_TIMEOUT: next look at the peers */
 } MPIDI_GLEX_global_t;
 
 extern MPIDI_GLEX_global_t MPIDI_GLEX_global;
@@ -45,6 +47,11 @@ static inline uint32_t MPIDI_GLEX_node_of(MPIR_Comm * comm, int rank)
     MPIDIU_comm_rank_to_pid(comm, rank, &lpid, &avtid);
     return (uint32_t) lpid;
 }
+
+/* While progress finds nothing to do for longer than GLEX_TIMEOUT, look (at
+ * most once a second) whether a peer process died: MPIX_ERR_PROC_FAILED
+ * instead of waiting for it forever.  work: progress did something. */
+int MPIDI_GLEX_watch_peers(int work);
 
 /* MPI error code carrying the NIC model's last error text */
 int MPIDI_GLEX_error(int glex_rc, const char *what);
