@@ -91,7 +91,9 @@ sync_dir() { # sync_dir FROM TO
   mkdir -p "$2"
   for f in "$1"/*; do
     [ -f "$f" ] || continue
-    cmp -s "$f" "$2/$(basename "$f")" || cp -p "$f" "$2/"
+    # plain cp: the copy is newer than any object, even when the source was
+    # edited before the last build started (cp -p would hide the edit from make)
+    cmp -s "$f" "$2/$(basename "$f")" || cp "$f" "$2/"
   done
   for f in "$2"/*; do
     [ -e "$1/$(basename "$f")" ] || rm -f "$f"

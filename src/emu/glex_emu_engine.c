@@ -159,7 +159,10 @@ static int coll_send(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
         if (!t->s_have_credit) {
             glex_key_t k = glex_make_key(t->tag, d->dest_id, d->dest_vp, d->seq_id, myvp,
                                          GLEX_PKT_CREDIT, t->s_frag);
-            if (glex_table_take(f, me, t->unit, k, &t->s_credit, sizeof t->s_credit) < 0) {
+            int got = glex_table_take(f, me, t->unit, k, &t->s_credit, sizeof t->s_credit);
+            if (got >= 0 && glex_ctrl_check(f, &t->s_credit, got, t->sbytes))
+                return GLEX_EINVAL;
+            if (got < 0) {
                 park(t, u, 1);
                 if (t->s_frag == 0 && !t->announced &&
                     glex_now_ns() - t->started_ns > MISMATCH_PROBE_NS) {
@@ -323,15 +326,18 @@ static int coll_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
         glex_ctrl_t c;
         glex_key_t k = glex_make_key(t->tag, d->recv_id, d->recv_vp, d->cp_count, myvp,
                                      GLEX_PKT_READY, t->r_frag);
-        if (glex_table_take(f, me, t->unit, k, &c, sizeof c) < 0) {
+        int got = glex_table_take(f, me, t->unit, k, &c, sizeof c);
+        if (got >= 0 && glex_ctrl_check(f, &c, got, t->bytes))
+            return GLEX_EINVAL;
+        if (got < 0) {
             park(t, u, 0);
             if (t->r_frag == 0) { /* a smaller sender sent one inline packet? */
                 uint8_t buf[GLEX_INLINE_CAP];
                 k = glex_make_key(t->tag, d->recv_id, d->recv_vp, d->cp_count, myvp,
                                   GLEX_PKT_DATA, 0);
-                int got = glex_table_take(f, me, t->unit, k, buf, sizeof buf);
-                if (got >= 0)
-                    return size_error(t, 1, (uint64_t)got, t->bytes);
+                int small = glex_table_take(f, me, t->unit, k, buf, sizeof buf);
+                if (small >= 0)
+                    return size_error(t, 1, (uint64_t)small, t->bytes);
             }
             break;
         }

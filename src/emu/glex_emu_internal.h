@@ -220,6 +220,10 @@ void glex_ram_acquire(glex_fabric_t *f, uint32_t unit, uint32_t job, uint32_t vp
                       uint64_t want, glex_area_t *a);
 void glex_ram_release(glex_fabric_t *f, uint32_t unit, const glex_area_t *a);
 
+/* packet validation (glex_emu_desc.c): a CREDIT or READY control payload
+ * of len bytes for a message of msg_bytes; 0 or GLEX_EINVAL naming the field */
+int glex_ctrl_check(const glex_fabric_t *f, const glex_ctrl_t *c, int len, uint64_t msg_bytes);
+
 /* descriptor validation (glex_emu_desc.c) */
 int glex_desc_validate(const glex_fabric_t *f, uint32_t vp, const glex_desc_t *d, size_t idx);
 

@@ -205,6 +205,16 @@ static int run(MPIR_Comm * comm, const glex_coll_args_t * a, MPIR_Errflag_t * er
     return w.mpi_errno;
 }
 
+/* MPICH 4.0.2's bindings let a negative count through to reduce and
+ * allreduce (its own algorithms then assert); answer as MPI says */
+#define CHECK_COUNT(count)                                                          \
+    do {                                                                            \
+        if ((count) < 0)                                                            \
+            return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, \
+                                        __LINE__, MPI_ERR_COUNT, "**countneg",      \
+                                        "**countneg %d", (int) (count));           \
+    } while (0)
+
 /* ------------------------------------------------------------- blocking */
 
 int MPIDI_GLEX_mpi_barrier(MPIR_Comm * comm, MPIR_Errflag_t * errflag)
@@ -220,6 +230,7 @@ int MPIDI_GLEX_mpi_bcast(void *buffer, MPI_Aint count, MPI_Datatype datatype, in
                          MPIR_Comm * comm, MPIR_Errflag_t * errflag)
 {
     glex_coll_args_t a;
+    CHECK_COUNT(count);
     if (!offloadable(comm, GLEX_COLL_BCAST, buffer, buffer, count, datatype, MPI_OP_NULL, root,
                      &a))
         return MPIR_Bcast_impl(buffer, count, datatype, root, comm, errflag);
@@ -231,6 +242,7 @@ int MPIDI_GLEX_mpi_allreduce(const void *sendbuf, void *recvbuf, MPI_Aint count,
                              MPIR_Errflag_t * errflag)
 {
     glex_coll_args_t a;
+    CHECK_COUNT(count);
     if (!offloadable(comm, GLEX_COLL_ALLREDUCE, sendbuf, recvbuf, count, datatype, op, 0, &a))
         return MPIR_Allreduce_impl(sendbuf, recvbuf, count, datatype, op, comm, errflag);
     return run(comm, &a, errflag);
@@ -241,6 +253,7 @@ int MPIDI_GLEX_mpi_reduce(const void *sendbuf, void *recvbuf, MPI_Aint count,
                           MPIR_Errflag_t * errflag)
 {
     glex_coll_args_t a;
+    CHECK_COUNT(count);
     if (!offloadable(comm, GLEX_COLL_REDUCE, sendbuf, recvbuf, count, datatype, op, root, &a))
         return MPIR_Reduce_impl(sendbuf, recvbuf, count, datatype, op, root, comm, errflag);
     return run(comm, &a, errflag);
@@ -315,6 +328,7 @@ int MPIDI_GLEX_mpi_ibcast(void *buffer, MPI_Aint count, MPI_Datatype datatype, i
                           MPIR_Comm * comm, MPIR_Request ** req)
 {
     glex_coll_args_t a;
+    CHECK_COUNT(count);
     if (!offloadable(comm, GLEX_COLL_BCAST, buffer, buffer, count, datatype, MPI_OP_NULL, root,
                      &a))
         return MPIR_Ibcast_impl(buffer, count, datatype, root, comm, req);
@@ -326,6 +340,7 @@ int MPIDI_GLEX_mpi_iallreduce(const void *sendbuf, void *recvbuf, MPI_Aint count
                               MPIR_Request ** req)
 {
     glex_coll_args_t a;
+    CHECK_COUNT(count);
     if (!offloadable(comm, GLEX_COLL_ALLREDUCE, sendbuf, recvbuf, count, datatype, op, 0, &a))
         return MPIR_Iallreduce_impl(sendbuf, recvbuf, count, datatype, op, comm, req);
     return start(comm, &a, req);
@@ -336,6 +351,7 @@ int MPIDI_GLEX_mpi_ireduce(const void *sendbuf, void *recvbuf, MPI_Aint count,
                            MPIR_Request ** req)
 {
     glex_coll_args_t a;
+    CHECK_COUNT(count);
     if (!offloadable(comm, GLEX_COLL_REDUCE, sendbuf, recvbuf, count, datatype, op, root, &a))
         return MPIR_Ireduce_impl(sendbuf, recvbuf, count, datatype, op, root, comm, req);
     return start(comm, &a, req);
