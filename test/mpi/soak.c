@@ -11,9 +11,10 @@
  * First, 1000 nonblocking allreduces in flight at once over the four
  * communicators (more than the 256 JobIDs: back-pressure, not failure).
  * The heap in use (mallinfo2) half way and at the end is printed; from
- * 20000 calls on, growth of more than 2 MiB over the second half is
- * reported as a leak (plan and scratch caches fill in the first half; the
- * exact leak check is valgrind's, test/mpi/reliability.sh). */
+ * 20000 calls on, growth of more than 16 MiB over the second half is
+ * reported (cached plans hold scratch buffers of up to 256 KiB, so the heap
+ * swings by a few MiB as they are evicted; the exact leak check is
+ * valgrind's, test/mpi/reliability.sh). */
 #define _GNU_SOURCE
 #include "mt.h"
 
@@ -190,8 +191,8 @@ int main(int argc, char **argv)
         mt_checks++;
     }
     size_t heap_end = mallinfo2().uordblks;
-    if (total >= 20000)
-        MT_CHECK(heap_end < heap_early + (2u << 20),
+    if (total >= 20000) /* the plan cache's scratch buffers make the heap swing by MBs */
+        MT_CHECK(heap_end < heap_early + (16u << 20),
                  "heap grew from %zu to %zu bytes over the second half", heap_early, heap_end);
     if (wrank == 0)
         printf("soak: %ld collectives (bcast %ld reduce %ld allreduce %ld barrier %ld ibcast %ld "
