@@ -83,7 +83,7 @@ static void one_ctrl(const uint8_t *data, size_t size)
     memset(&c, 0, sizeof c);
     memcpy(&c, data, size < sizeof c ? size : sizeof c);
     int len = size >= sizeof c + 1 ? data[sizeof c] : (int)sizeof c;
-    if (glex_ctrl_check(fab, &c, len, c.total) != GLEX_OK)
+    if (glex_ctrl_check(fab, &c, len) != GLEX_OK)
         return;
     uint64_t ram = (uint64_t)glex_fabric_params(fab)->unit_buffer_kb * 1024u;
     if ((uint64_t)c.ram_off + c.len > ram)

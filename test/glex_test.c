@@ -179,3 +179,15 @@ int glex_run_group(int n, const glex_params_t *p, glex_tfn fn, void *arg, int ti
     (void)first_bad;
     return fails + bad + (!bad && leaked);
 }
+
+int glex_test_wait_cqe(glex_fabric_t *f, glex_vp_t *vp, glex_cqe_t *e, int ms)
+{
+    double end = glex_test_now_us() + ms * 1000.0;
+    while (glex_test_now_us() < end) {
+        glex_progress(f);
+        if (glex_vp_poll_cq(vp, e))
+            return 1;
+        usleep(50);
+    }
+    return 0;
+}

@@ -45,4 +45,7 @@ static inline uint64_t glex_rand(uint64_t *s)
 }
 
 double glex_test_now_us(void);
+
+/* drive progress and poll vp's CQ for up to ms: 1 with *e filled, 0 on timeout */
+int glex_test_wait_cqe(glex_fabric_t *f, glex_vp_t *vp, glex_cqe_t *e, int ms);
 #endif

@@ -28,18 +28,6 @@ static glex_desc_t coll_desc(uint32_t vp)
     return d;
 }
 
-static int wait_cqe(glex_tctx_t *c, glex_cqe_t *e, int ms)
-{
-    double end = glex_test_now_us() + ms * 1000.0;
-    while (glex_test_now_us() < end) {
-        glex_progress(c->f);
-        if (glex_vp_poll_cq(c->vp, e))
-            return 1;
-        usleep(50);
-    }
-    return 0;
-}
-
 /* rank 0 -> rank 1 transfer of `bytes` as one COLL step; both check */
 static int xfer(glex_tctx_t *c, uint8_t job, uint64_t bytes, int reduce, int *status)
 {
@@ -66,7 +54,7 @@ static int xfer(glex_tctx_t *c, uint8_t job, uint64_t bytes, int reduce, int *st
     if (glex_vp_post(c->vp, &d, 1))
         return -1;
     glex_cqe_t e;
-    if (!wait_cqe(c, &e, 20000))
+    if (!glex_test_wait_cqe(c->f, c->vp, &e, 20000))
         return -2;
     *status = e.status;
     if (c->rank == 1 && e.status == GLEX_OK)
@@ -416,7 +404,7 @@ static int rank_mp_rdma(glex_tctx_t *c)
         for (int i = 0; i < 48; i++)
             d.data[i] = (uint8_t)(i + 1);
         glex_cqe_t e;
-        if (glex_vp_post(c->vp, &d, 1) || !wait_cqe(c, &e, 5000) || e.status)
+        if (glex_vp_post(c->vp, &d, 1) || !glex_test_wait_cqe(c->f, c->vp, &e, 5000) || e.status)
             glex_case_fail(c, id, "MP send: %s", glex_last_error());
     } else {
         glex_rqe_t r;
@@ -433,7 +421,7 @@ static int rank_mp_rdma(glex_tctx_t *c)
     bar.cp = bar.branch = 1;
     bar.dest_id = bar.recv_id = (uint32_t)(1 - c->rank);
     glex_cqe_t e;
-    if (glex_vp_post(c->vp, &bar, 1) || !wait_cqe(c, &e, 5000))
+    if (glex_vp_post(c->vp, &bar, 1) || !glex_test_wait_cqe(c->f, c->vp, &e, 5000))
         glex_case_fail(c, id, "barrier 1");
     if (c->rank == 0) {
         memset(&d, 0, sizeof d);
@@ -443,18 +431,18 @@ static int rank_mp_rdma(glex_tctx_t *c)
         d.length = 2048;
         d.local_addr = (uint64_t)(uintptr_t)area;             /* put my first half */
         d.remote_addr = (uint64_t)(uintptr_t)(area + 2048);   /* into its second half */
-        if (glex_vp_post(c->vp, &d, 1) || !wait_cqe(c, &e, 5000) || e.status)
+        if (glex_vp_post(c->vp, &d, 1) || !glex_test_wait_cqe(c->f, c->vp, &e, 5000) || e.status)
             glex_case_fail(c, id, "put: %s", glex_last_error());
         d.swap_remote_addr = 1; /* get its first half into my second half */
         d.local_addr = (uint64_t)(uintptr_t)(area + 2048);
         d.remote_addr = (uint64_t)(uintptr_t)area;
-        if (glex_vp_post(c->vp, &d, 1) || !wait_cqe(c, &e, 5000) || e.status)
+        if (glex_vp_post(c->vp, &d, 1) || !glex_test_wait_cqe(c->f, c->vp, &e, 5000) || e.status)
             glex_case_fail(c, id, "get: %s", glex_last_error());
         if (area[0] != 0x11 || area[2048] != 0x22 || area[4095] != 0x22)
             glex_case_fail(c, id, "get data wrong");
     }
     bar.seq_id = bar.cp_count = 1;
-    if (glex_vp_post(c->vp, &bar, 1) || !wait_cqe(c, &e, 5000))
+    if (glex_vp_post(c->vp, &bar, 1) || !glex_test_wait_cqe(c->f, c->vp, &e, 5000))
         glex_case_fail(c, id, "barrier 2");
     if (c->rank == 1 && (area[0] != 0x22 || area[2048] != 0x11 || area[4095] != 0x11))
         glex_case_fail(c, id, "put data wrong: %x %x", area[0], area[2048]);
@@ -539,7 +527,7 @@ static int rank_backpressure(glex_tctx_t *c)
         glex_case_fail(c, id, "post: %s", glex_last_error());
     int done = 0, bad = 0;
     glex_cqe_t e;
-    while (done < NJOB && wait_cqe(c, &e, 10000))
+    while (done < NJOB && glex_test_wait_cqe(c->f, c->vp, &e, 10000))
         done++, bad += e.status != 0;
     if (done != NJOB || bad)
         glex_case_fail(c, id, "%d of %d completed, %d failed", done, NJOB, bad);

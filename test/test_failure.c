@@ -32,18 +32,6 @@ static glex_desc_t coll_desc(void)
     return d;
 }
 
-static int wait_cqe(glex_fabric_t *f, glex_vp_t *vp, glex_cqe_t *e, int ms)
-{
-    double end = glex_test_now_us() + ms * 1000.0;
-    while (glex_test_now_us() < end) {
-        glex_progress(f);
-        if (glex_vp_poll_cq(vp, e))
-            return 1;
-        usleep(100);
-    }
-    return 0;
-}
-
 static int segment_exists(const char *job)
 {
     char path[160];
@@ -93,7 +81,7 @@ static void dead_rank(dead_shared_t *s, const char *job, int r)
     double t0 = glex_test_now_us();
     glex_cqe_t e;
     s->status[r] = 1;
-    if (glex_vp_post(vp, &d, 1) == 0 && wait_cqe(f, vp, &e, 15000))
+    if (glex_vp_post(vp, &d, 1) == 0 && glex_test_wait_cqe(f, vp, &e, 15000))
         s->status[r] = e.status;
     s->ms[r] = (glex_test_now_us() - t0) / 1000;
     snprintf(s->msg[r], sizeof s->msg[r], "%s", glex_vp_failure(vp));
@@ -335,7 +323,7 @@ static int xfer(glex_tctx_t *c, uint64_t key, uint64_t sbytes, uint64_t rbytes, 
     }
     glex_cqe_t e;
     int rc = 0;
-    if (glex_vp_post(c->vp, &d, 1) || !wait_cqe(c->f, c->vp, &e, 20000))
+    if (glex_vp_post(c->vp, &d, 1) || !glex_test_wait_cqe(c->f, c->vp, &e, 20000))
         rc = -2;
     else
         *status = e.status;

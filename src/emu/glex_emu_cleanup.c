@@ -132,13 +132,25 @@ static int is_stale(const char *name, char *why, size_t len)
     return r != NULL;
 }
 
+static void report_removed(const char *segment, const char *why, int removed, void *arg)
+{
+    (void)arg;
+    if (removed)
+        fprintf(stderr, "glex: removed stale segment %s: %s\n", segment, why);
+}
+
 int glex_segment_remove_if_stale(const char *name)
 {
     char why[200];
     if (!is_stale(name, why, sizeof why) || shm_unlink(name) != 0)
         return 0;
-    fprintf(stderr, "glex: removed stale segment %s: %s\n", name, why);
+    report_removed(name, why, 1, NULL);
     return 1;
+}
+
+void glex_sweep_stale(void)
+{
+    glex_cleanup_stale(0, report_removed, NULL);
 }
 
 int glex_cleanup_stale(int dry_run, glex_cleanup_report_t report, void *arg)

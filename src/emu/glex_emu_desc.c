@@ -89,7 +89,7 @@ int glex_desc_validate(const glex_fabric_t *f, uint32_t vp, const glex_desc_t *d
     return GLEX_OK;
 }
 
-int glex_ctrl_check(const glex_fabric_t *f, const glex_ctrl_t *c, int len, uint64_t msg_bytes)
+int glex_ctrl_check(const glex_fabric_t *f, const glex_ctrl_t *c, int len)
 {
     uint64_t ram = (uint64_t)f->p.unit_buffer_kb * 1024u;
     if (len != (int)sizeof *c)
@@ -102,6 +102,5 @@ int glex_ctrl_check(const glex_fabric_t *f, const glex_ctrl_t *c, int len, uint6
                           "control packet: pulse %llu+%u of a %llu-byte message: allowed 0..%llu",
                           (unsigned long long)c->off, c->len, (unsigned long long)c->total,
                           (unsigned long long)(c->total < MAX_BYTES ? c->total : MAX_BYTES));
-    (void)msg_bytes;
     return GLEX_OK;
 }

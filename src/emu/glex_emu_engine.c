@@ -22,6 +22,7 @@ typedef struct glex_task {
     glex_desc_t *d;
     int32_t status;
     uint64_t last_progress;
+    uint64_t now;        /* clock of the current engine pass */
     uint64_t next_check; /* stalled past GLEX_TIMEOUT: next look at the peers */
     int warned;
     /* state of the current descriptor */
@@ -160,12 +161,12 @@ static int coll_send(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
             glex_key_t k = glex_make_key(t->tag, d->dest_id, d->dest_vp, d->seq_id, myvp,
                                          GLEX_PKT_CREDIT, t->s_frag);
             int got = glex_table_take(f, me, t->unit, k, &t->s_credit, sizeof t->s_credit);
-            if (got >= 0 && glex_ctrl_check(f, &t->s_credit, got, t->sbytes))
+            if (got >= 0 && glex_ctrl_check(f, &t->s_credit, got))
                 return GLEX_EINVAL;
             if (got < 0) {
                 park(t, u, 1);
                 if (t->s_frag == 0 && !t->announced &&
-                    glex_now_ns() - t->started_ns > MISMATCH_PROBE_NS) {
+                    t->now - t->started_ns > MISMATCH_PROBE_NS) {
                     /* a receiver expecting an inline packet never sends credit:
                      * tell it the size, it answers with a credit carrying its own */
                     glex_ctrl_t a = { .total = t->sbytes };
@@ -241,7 +242,7 @@ static int recv_may_apply(const glex_task_t *t, const glex_desc_t *d, uint64_t o
 static int inline_recv_mismatch(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d)
 {
     uint32_t me = f->node, myvp = t->vp->index;
-    if (glex_now_ns() - t->started_ns <= MISMATCH_PROBE_NS)
+    if (t->now - t->started_ns <= MISMATCH_PROBE_NS)
         return 0;
     glex_ctrl_t a;
     glex_key_t k = glex_make_key(t->tag, d->recv_id, d->recv_vp, d->cp_count, myvp, GLEX_PKT_DATA,
@@ -327,7 +328,7 @@ static int coll_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
         glex_key_t k = glex_make_key(t->tag, d->recv_id, d->recv_vp, d->cp_count, myvp,
                                      GLEX_PKT_READY, t->r_frag);
         int got = glex_table_take(f, me, t->unit, k, &c, sizeof c);
-        if (got >= 0 && glex_ctrl_check(f, &c, got, t->bytes))
+        if (got >= 0 && glex_ctrl_check(f, &c, got))
             return GLEX_EINVAL;
         if (got < 0) {
             park(t, u, 0);
@@ -372,7 +373,7 @@ static int step_coll(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d)
     glex_unit_shm_t *u = glex_unit_shm(f, f->node, t->unit);
     if (!t->started) {
         t->started = 1;
-        t->started_ns = glex_now_ns();
+        t->started_ns = t->now;
         t->bytes = d->count * glex_type_size((glex_type_t)d->type);
         t->sbytes = d->send_count * glex_type_size((glex_type_t)d->type);
         t->send_done = !d->cp;
@@ -538,6 +539,7 @@ static void stalled(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, uint
 static int run_task(glex_fabric_t *f, glex_task_t *t, uint64_t now)
 {
     int work = 0;
+    t->now = now;
     while (t->cur < t->n) {
         const glex_desc_t *d = &t->d[t->cur];
         int rc;

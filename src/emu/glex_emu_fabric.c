@@ -208,13 +208,6 @@ static int create_new(glex_fabric_t *f, int fd, const glex_params_t *p, uint32_t
     return GLEX_OK;
 }
 
-static void report_removed(const char *segment, const char *why, int removed, void *arg)
-{
-    (void)arg;
-    if (removed)
-        fprintf(stderr, "glex: removed stale segment %s: %s\n", segment, why);
-}
-
 int glex_fabric_open(const char *job, uint32_t nnodes, uint32_t node_id,
                      const glex_params_t *params, glex_fabric_t **out)
 {
@@ -271,7 +264,7 @@ int glex_fabric_open(const char *job, uint32_t nnodes, uint32_t node_id,
         return rc;
     }
     if (created) /* the job's first process sweeps segments of killed jobs */
-        glex_cleanup_stale(0, report_removed, NULL);
+        glex_sweep_stale();
     glex_node_shm_t *n = glex_node_shm(f, node_id);
     uint32_t z = atomic_load(&n->state);
     if (z == GLEX_NODE_ALIVE || !atomic_compare_exchange_strong(&n->state, &z, GLEX_NODE_ALIVE)) {

@@ -220,9 +220,10 @@ void glex_ram_acquire(glex_fabric_t *f, uint32_t unit, uint32_t job, uint32_t vp
                       uint64_t want, glex_area_t *a);
 void glex_ram_release(glex_fabric_t *f, uint32_t unit, const glex_area_t *a);
 
-/* packet validation (glex_emu_desc.c): a CREDIT or READY control payload
- * of len bytes for a message of msg_bytes; 0 or GLEX_EINVAL naming the field */
-int glex_ctrl_check(const glex_fabric_t *f, const glex_ctrl_t *c, int len, uint64_t msg_bytes);
+/* packet validation (glex_emu_desc.c): a CREDIT or READY control payload of
+ * len bytes; 0 or GLEX_EINVAL naming the field (the message size it carries
+ * is compared with the descriptor's by the engine: a size mismatch) */
+int glex_ctrl_check(const glex_fabric_t *f, const glex_ctrl_t *c, int len);
 
 /* descriptor validation (glex_emu_desc.c) */
 int glex_desc_validate(const glex_fabric_t *f, uint32_t vp, const glex_desc_t *d, size_t idx);
@@ -240,8 +241,10 @@ glex_node_state_t glex_node_state(const glex_fabric_t *f, uint32_t node);
 /* 1 with *why filled when node awaited died or left, or any node died */
 int glex_peer_failure(const glex_fabric_t *f, uint32_t awaited, char *why, size_t len);
 
-/* stale segments (glex_emu_cleanup.c): unlink name if stale, 1 when removed */
+/* stale segments (glex_emu_cleanup.c), each removal reported on stderr:
+ * unlink name if stale (1 when removed); remove all of this user's */
 int glex_segment_remove_if_stale(const char *name);
+void glex_sweep_stale(void);
 
 /* hwloc placement (glex_emu_place.c) */
 int glex_place_engine_thread(glex_fabric_t *f, pthread_t th);

@@ -51,8 +51,8 @@ int glex_proc_alive(int32_t pid, uint64_t start)
     uint64_t now = glex_proc_start(pid);
     if (now)
         return start == 0 || now == start;
-    /* no /proc entry: gone, or /proc hides it (hidepid) - ask with a signal probe */
-    if (access("/proc/self/stat", R_OK) == 0 && errno != EACCES)
+    /* no /proc entry: gone, unless /proc hides it (hidepid) - then ask with a signal probe */
+    if (access("/proc/self/stat", R_OK) == 0)
         return 0;
     return kill(pid, 0) == 0 || errno == EPERM;
 }
