@@ -15,7 +15,7 @@
 extern "C" {
 #endif
 
-#define GLEX_ABI_VERSION 2u
+#define GLEX_ABI_VERSION 3u
 
 /* ---- error codes (all negative; 0 is success) ---- */
 enum {
@@ -52,6 +52,8 @@ typedef struct glex_params {
     uint32_t pulses;         /* k: pulses in flight per transfer    GLEX_PULSES */
     uint32_t timeout_ms;     /* credit/packet wait bound            GLEX_TIMEOUT (s) */
     int32_t spin_us;         /* poll before blocking, -1 = auto     GLEX_SPIN_US */
+    uint32_t mailboxes;      /* mailboxes per node (direct path)    GLEX_MAILBOXES */
+    uint32_t mailbox_kb;     /* each of a mailbox's 2 slots, KiB    GLEX_MAILBOX_KB */
 } glex_params_t;
 
 #define GLEX_INLINE_CAP 256u       /* largest inline_max accepted */
@@ -181,6 +183,8 @@ const char *glex_fabric_name(const glex_fabric_t *f);
 /* GLEX_OK while every node that attached is alive or has closed cleanly;
  * GLEX_EDEAD naming the first node whose process is gone. */
 int glex_fabric_check_peers(glex_fabric_t *f);
+/* 1 with *why filled when node died or left the job, or any node died */
+int glex_peer_failed(const glex_fabric_t *f, uint32_t node, char *why, size_t len);
 
 /* Stale segments: this user's /dev/shm/glex-<uid>-* whose creator and
  * attached processes are all gone (pid + start time), or that were never
@@ -251,6 +255,36 @@ int glex_topology_summary(char *buf, size_t len);
 
 /* ---- fault injection for tests: random delay (us) before every send ---- */
 void glex_debug_set_send_jitter(glex_fabric_t *f, uint32_t max_us, uint32_t seed);
+
+/* ---- mailboxes and RDMA (glex_emu_mbox.c): the direct path ----
+ * Each node has GLEX_MAILBOXES mailboxes (two GLEX_MAILBOX_KB slots and a
+ * few header lines each) in the segment:
+ * a fixed slot area whose address every process of the job knows (the
+ * pre-posted ring of a real NIC's small-message path).  A process claims one
+ * of its node's mailboxes under a (key, index) pair; any process of the job
+ * finds it by the same pair and reads its area; only the owner writes it.
+ * RDMA read/write move bytes between this process's memory and a peer
+ * node's process memory in one copy (cross-memory attach). */
+typedef struct glex_mbox glex_mbox_t;
+/* GLEX_EBUSY when every mailbox of this node is taken */
+int glex_mbox_claim(glex_fabric_t *f, uint64_t key, uint32_t index, glex_mbox_t **out);
+void glex_mbox_release(glex_fabric_t *f, glex_mbox_t *m);
+/* a claimed mailbox of node, or NULL (not claimed yet, or released) */
+glex_mbox_t *glex_mbox_find(glex_fabric_t *f, uint32_t node, uint64_t key, uint32_t index);
+/* the mailbox's area (zeroed at claim) and its size in bytes */
+void *glex_mbox_area(glex_mbox_t *m);
+size_t glex_mbox_bytes(const glex_fabric_t *f);
+/* after writing to a mailbox: wake the host of node if it sleeps in
+ * glex_wait_until (a spinning host sees the write by itself) */
+void glex_notify(glex_fabric_t *f, uint32_t node);
+/* one copy between this process's local and node's process memory at
+ * remote; GLEX_EDEAD when that process is gone, GLEX_ESYS otherwise */
+int glex_rdma_read(glex_fabric_t *f, uint32_t node, void *local, uint64_t remote, size_t len);
+int glex_rdma_write(glex_fabric_t *f, uint32_t node, uint64_t remote, const void *local,
+                    size_t len);
+/* the spin budget GLEX_SPIN_US resolves to on this fabric (auto: 50 us when
+ * the job has no more processes than online CPUs, else 0) */
+int glex_spin_us(const glex_fabric_t *f);
 
 #ifdef __cplusplus
 }

@@ -49,6 +49,7 @@ struct glex_engine {
     int have_thread;
     _Atomic uint32_t stop;
     _Atomic uint32_t host_waiting;
+    _Atomic uint32_t parked; /* the engine thread sleeps on host_waiting */
     uint64_t rng;
     uint8_t *p2p_blocked; /* per VP, this pass: an MP/RDMA task could not finish */
 };
@@ -674,7 +675,9 @@ void glex_host_wait_begin(glex_fabric_t *f)
 
 void glex_host_wait_end(glex_fabric_t *f)
 {
-    if (atomic_fetch_sub(&f->eng->host_waiting, 1) == 1)
+    /* a wake-up (a system call) only when the engine thread sleeps on it: a
+     * thread that parks after this sees the changed word and returns at once */
+    if (atomic_fetch_sub(&f->eng->host_waiting, 1) == 1 && atomic_load(&f->eng->parked))
         glex_futex_wake(&f->eng->host_waiting, INT_MAX, false);
 }
 
@@ -690,7 +693,9 @@ static void *engine_main(void *arg)
     while (!atomic_load(&e->stop)) {
         uint32_t hw = atomic_load(&e->host_waiting);
         if (hw) { /* a waiting host drives progress; stay out of its way */
+            atomic_store(&e->parked, 1);
             glex_futex_wait(&e->host_waiting, hw, 100, false);
+            atomic_store(&e->parked, 0);
             continue;
         }
         uint32_t token = glex_wait_token(f);
@@ -759,14 +764,11 @@ void glex_engine_stop(glex_fabric_t *f)
 /* Wait for done(arg) while driving progress; spins up to spin_us, then blocks. */
 int glex_wait_until(glex_fabric_t *f, int (*done)(void *), void *arg, int timeout_ms)
 {
-    int spin_us = f->p.spin_us;
-    if (spin_us < 0) {
-        long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-        spin_us = (ncpu > 0 && f->nnodes <= (uint32_t)ncpu) ? 50 : 0;
-    }
+    int spin_us = glex_spin_us(f);
     uint64_t start = glex_now_ns();
     uint64_t end = timeout_ms < 0 ? UINT64_MAX : start + (uint64_t)timeout_ms * 1000000ull;
     int rc = GLEX_OK;
+    glex_node_shm_t *n = glex_node_shm(f, f->node);
     glex_host_wait_begin(f);
     while (!done(arg)) {
         uint32_t token = glex_wait_token(f);
@@ -782,7 +784,16 @@ int glex_wait_until(glex_fabric_t *f, int (*done)(void *), void *arg, int timeou
         if (now - start < (uint64_t)spin_us * 1000ull)
             continue;
         uint64_t left_ms = (end - now) / 1000000ull + 1;
-        glex_wait(f, token, left_ms > 20 ? 20 : (int)left_ms);
+        /* count as a sleeping host, then look once more: a direct-path peer
+         * that wrote before seeing the count is seen here (glex_notify) */
+        atomic_fetch_add(&n->host_sleepers, 1);
+        atomic_thread_fence(memory_order_seq_cst);
+        int ready = done(arg);
+        if (!ready)
+            glex_wait(f, token, left_ms > 20 ? 20 : (int)left_ms);
+        atomic_fetch_sub(&n->host_sleepers, 1);
+        if (ready)
+            break;
     }
     glex_host_wait_end(f);
     return rc;

@@ -48,6 +48,9 @@ static void layout(glex_shm_header_t *h, const glex_params_t *p, uint32_t nnodes
                               4096);
     h->off_rings = off;
     off += nvps * h->vp_ring_stride;
+    h->mbox_stride = glex_mbox_stride(p);
+    h->off_mboxes = off;
+    off += (uint64_t)nnodes * p->mailboxes * h->mbox_stride;
     h->total_size = off;
 }
 
@@ -84,6 +87,8 @@ static const char *param_mismatch(const glex_params_t *a, const glex_params_t *b
     CMP(dq_depth, "GLEX_DQ_DEPTH")
     CMP(cq_depth, "GLEX_CQ_DEPTH")
     CMP(pulses, "GLEX_PULSES")
+    CMP(mailboxes, "GLEX_MAILBOXES")
+    CMP(mailbox_kb, "GLEX_MAILBOX_KB")
 #undef CMP
     return NULL;
 }

@@ -80,6 +80,7 @@ typedef struct glex_unit_shm {
 typedef struct glex_node_shm {
     _Atomic uint32_t doorbell; /* bumped on every packet/CQE for this node */
     _Atomic uint32_t sleepers;
+    _Atomic uint32_t host_sleepers; /* hosts asleep in glex_wait_until (glex_notify) */
     _Atomic int32_t pid;       /* owner process, 0 when free */
     _Atomic uint32_t state;    /* glex_node_state_t: FREE, ALIVE (attached) or LEFT */
     _Atomic uint64_t start;    /* owner's start time (glex_proc_start) */
@@ -127,11 +128,31 @@ typedef struct glex_shm_header {
     uint64_t off_nodes, off_units, off_bitmaps, off_tables, off_ram, off_vps, off_rings;
     uint64_t unit_stride_bitmap, unit_stride_table, unit_stride_ram;
     uint64_t vp_ring_stride;
+    uint64_t off_mboxes, mbox_stride;
     uint32_t entry_size, table_words, ram_pages, pool_first_page, guar_pages;
     uint32_t jobs_per_unit;
     glex_lock_t job_lock;
     glex_job_slot_t jobs[GLEX_MAX_JOBS];
 } glex_shm_header_t;
+
+/* a mailbox: header line, then the owner's area (glex_emu_mbox.c) */
+struct glex_mbox {
+    _Atomic uint32_t state; /* 0 free, 1 being set up, 2 claimed */
+    uint32_t index;
+    uint64_t key;
+    uint8_t pad[48];
+    /* area follows, mailbox_kb KiB */
+};
+/* area: a 64-byte line of words, then two slots of GLEX_MAILBOX_KB plus a
+ * 64-byte header each (the layout inside is the direct path's) */
+static inline uint64_t glex_mbox_area_bytes(const glex_params_t *p)
+{
+    return 64u + 2u * ((uint64_t)p->mailbox_kb * 1024u + 64u);
+}
+static inline uint64_t glex_mbox_stride(const glex_params_t *p)
+{
+    return sizeof(struct glex_mbox) + glex_mbox_area_bytes(p);
+}
 
 /* ---- per-process handles ---- */
 typedef struct glex_engine glex_engine_t;

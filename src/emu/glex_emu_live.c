@@ -101,3 +101,8 @@ int glex_fabric_check_peers(glex_fabric_t *f)
         return GLEX_OK;
     return glex_error(GLEX_EDEAD, "segment %s: %s", f->name, why);
 }
+
+int glex_peer_failed(const glex_fabric_t *f, uint32_t node, char *why, size_t len)
+{
+    return glex_peer_failure(f, node, why, len);
+}

@@ -17,6 +17,8 @@ void glex_params_default(glex_params_t *p)
     p->pulses = 4;
     p->timeout_ms = 30000;
     p->spin_us = -1;
+    p->mailboxes = 16;
+    p->mailbox_kb = 8;
 }
 
 typedef struct {
@@ -35,6 +37,8 @@ static const glex_param_row_t rows[] = {
     ROW("GLEX_DQ_DEPTH", dq_depth, 16, 1u << 16),
     ROW("GLEX_CQ_DEPTH", cq_depth, 16, 1u << 16),
     ROW("GLEX_PULSES", pulses, 1, 64),
+    ROW("GLEX_MAILBOXES", mailboxes, 0, 1024),
+    ROW("GLEX_MAILBOX_KB", mailbox_kb, 1, 1024),
 };
 #define NROWS (sizeof rows / sizeof rows[0])
 

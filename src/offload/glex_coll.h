@@ -17,6 +17,7 @@ typedef enum {
 typedef enum {
     GLEX_ALGO_AUTO, GLEX_ALGO_BINOMIAL, GLEX_ALGO_RECURSIVE_DOUBLING,
     GLEX_ALGO_RABENSEIFNER, GLEX_ALGO_DOUBLE_TREE,
+    GLEX_ALGO_DIRECT, /* mailboxes + RDMA, run by the calling thread (doc/algorithms.md) */
     GLEX_ALGO_COUNT
 } glex_algo_t;
 
@@ -49,6 +50,9 @@ typedef struct glex_coll_args {
     glex_op_t op;          /* reduce, allreduce */
     const void *sendbuf;   /* GLEX_IN_PLACE or == recvbuf: in place */
     void *recvbuf;         /* bcast: the buffer; reduce: significant at root */
+    int blocking;          /* 1: the caller waits for the call at once (so 'auto' may
+                              choose the direct path, which progresses only when the
+                              caller tests or waits) */
 } glex_coll_args_t;
 
 /* Which algorithm a call will run: the one asked for when it fits the call,

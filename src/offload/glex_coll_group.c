@@ -9,16 +9,18 @@
 static const char *const kind_names[GLEX_COLL_KIND_COUNT] = { "bcast", "reduce", "allreduce",
                                                               "barrier" };
 static const char *const algo_names[GLEX_ALGO_COUNT] = { "auto", "binomial", "recursive_doubling",
-                                                         "rabenseifner", "double_tree" };
+                                                         "rabenseifner", "double_tree", "direct" };
 /* which algorithms exist for each collective (bit per glex_algo_t) */
 static const unsigned algo_mask[GLEX_COLL_KIND_COUNT] = {
-    [GLEX_COLL_BCAST] = 1u << GLEX_ALGO_AUTO | 1u << GLEX_ALGO_BINOMIAL | 1u << GLEX_ALGO_DOUBLE_TREE,
+    [GLEX_COLL_BCAST] = 1u << GLEX_ALGO_AUTO | 1u << GLEX_ALGO_BINOMIAL |
+                        1u << GLEX_ALGO_DOUBLE_TREE | 1u << GLEX_ALGO_DIRECT,
     [GLEX_COLL_REDUCE] = 1u << GLEX_ALGO_AUTO | 1u << GLEX_ALGO_BINOMIAL |
-                         1u << GLEX_ALGO_RABENSEIFNER | 1u << GLEX_ALGO_DOUBLE_TREE,
+                         1u << GLEX_ALGO_RABENSEIFNER | 1u << GLEX_ALGO_DOUBLE_TREE |
+                         1u << GLEX_ALGO_DIRECT,
     [GLEX_COLL_ALLREDUCE] = 1u << GLEX_ALGO_AUTO | 1u << GLEX_ALGO_BINOMIAL |
                             1u << GLEX_ALGO_RECURSIVE_DOUBLING | 1u << GLEX_ALGO_RABENSEIFNER |
-                            1u << GLEX_ALGO_DOUBLE_TREE,
-    [GLEX_COLL_BARRIER] = 1u << GLEX_ALGO_AUTO | 1u << GLEX_ALGO_BINOMIAL,
+                            1u << GLEX_ALGO_DOUBLE_TREE | 1u << GLEX_ALGO_DIRECT,
+    [GLEX_COLL_BARRIER] = 1u << GLEX_ALGO_AUTO | 1u << GLEX_ALGO_BINOMIAL | 1u << GLEX_ALGO_DIRECT,
 };
 
 const char *glex_coll_kind_name(glex_coll_kind_t k)
@@ -69,6 +71,8 @@ bool glex_algo_fits(const glex_group_t *g, const glex_coll_args_t *a, glex_algo_
         return n >= 2 && a->count >= pof2_floor(n);
     case GLEX_ALGO_DOUBLE_TREE:
         return n >= 2 && a->count >= 2;
+    case GLEX_ALGO_DIRECT: /* every member has a mailbox (agreed at the first call) */
+        return glex_fabric_params(g->f)->mailboxes > 0 && g->direct_state >= 0;
     default:
         return false;
     }
@@ -83,6 +87,8 @@ glex_algo_t glex_algo_auto(const glex_group_t *g, const glex_coll_args_t *a)
 {
     uint64_t bytes = a->count * glex_type_size(a->type);
     uint32_t n = g->size;
+    if (a->blocking && glex_algo_fits(g, a, GLEX_ALGO_DIRECT))
+        return GLEX_ALGO_DIRECT;
     switch (a->kind) {
     case GLEX_COLL_BCAST:
         return (bytes < 16384 || n <= 2 || a->count < 2) ? GLEX_ALGO_BINOMIAL
@@ -184,6 +190,8 @@ void glex_group_free(glex_group_t *g)
             g->buckets[b] = p->next;
             plan_free(p);
         }
+    glex_direct_free(g);
+    free(g->spare);
     free(g->postbuf);
     free(g->nodes);
     free(g->vps);

@@ -35,6 +35,8 @@ typedef struct glex_plan {
 
 #define GLEX_PLAN_BUCKETS 256u
 
+typedef struct glex_direct glex_direct_t;
+
 struct glex_group {
     glex_vp_t *vp;
     glex_fabric_t *f;
@@ -49,7 +51,31 @@ struct glex_group {
     uint64_t seg_bytes;   /* pipelining segment (GLEX_COLL_SEGMENT_KB) */
     glex_desc_t *postbuf; /* relocated copy of a plan being posted */
     uint32_t postcap;
+    glex_direct_t *direct; /* direct path (glex_coll_direct.c) */
+    int direct_state;      /* 0 not set up yet, 1 on, -1 off (a member had no mailbox) */
+    struct glex_req *spare; /* a finished direct-path request kept for the next call */
 };
+
+/* a direct-path call in progress */
+typedef struct glex_dcall {
+    glex_coll_args_t a;
+    uint64_t bytes;
+    int large;          /* by RDMA (bytes above the mailbox slot) */
+    uint32_t c;         /* call number */
+    int st;
+    uint32_t q;         /* next rank to wait for */
+    uint64_t wait_since, next_check;
+    int status;
+} glex_dcall_t;
+
+/* direct path: set up at the first call (collective: 1 on, 0 off, <0 error),
+ * start, advance (1 when done), and tear down at group free */
+int glex_direct_setup(glex_group_t *g);
+int glex_direct_start(glex_group_t *g, const glex_coll_args_t *a, glex_dcall_t *c);
+int glex_direct_poll(glex_group_t *g, glex_dcall_t *c);
+void glex_direct_free(glex_group_t *g);
+/* largest message that travels in a mailbox slot */
+size_t glex_direct_cap(const glex_fabric_t *f);
 
 /* schedule under construction */
 typedef struct glex_sched {

@@ -4,6 +4,7 @@
  * (each step is its own sequence; the host posts the next after the CQE). */
 #include "glex_coll_internal.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +22,8 @@ struct glex_req {
     uint64_t key;
     void *bases[4];
     void *tmp;
+    int direct;          /* a direct-path call (dc), no plan */
+    glex_dcall_t dc;
 };
 
 static uint64_t mix64(uint64_t x)
@@ -181,6 +184,11 @@ static void drain_cq(glex_vp_t *vp)
 static int req_poll(void *arg)
 {
     glex_req_t *r = arg;
+    if (r->direct) {
+        if (r->state != REQ_DONE && glex_direct_poll(r->g, &r->dc))
+            r->status = r->dc.status, r->state = REQ_DONE;
+        return r->state == REQ_DONE;
+    }
     advance(r);
     drain_cq(r->g->vp);
     return r->state == REQ_DONE;
@@ -193,12 +201,45 @@ static glex_plan_t *plan_for(glex_group_t *g, const glex_coll_args_t *a, glex_al
     return *rc ? NULL : glex_plan_get(g, a, *algo, rc);
 }
 
+/* a direct-path call: the group's members agree at the first one whether
+ * the path is available (else *algo falls back to what 'auto' picks) */
+static int start_direct(glex_group_t *g, const glex_coll_args_t *a, glex_algo_t *algo,
+                        glex_req_t **out)
+{
+    int rc = glex_direct_setup(g);
+    if (rc < 0)
+        return rc;
+    if (rc == 0) {
+        *algo = glex_algo_auto(g, a);
+        return 1;
+    }
+    glex_req_t *r = g->spare ? g->spare : malloc(sizeof *r);
+    g->spare = NULL;
+    if (!r)
+        return glex_error(GLEX_ENOMEM, "out of memory for a request");
+    memset(r, 0, offsetof(glex_req_t, dc));
+    r->g = g;
+    r->algo = GLEX_ALGO_DIRECT;
+    r->job = -1;
+    r->direct = 1;
+    r->state = REQ_RUNNING;
+    g->calls++;
+    glex_direct_start(g, a, &r->dc);
+    req_poll(r);
+    *out = r;
+    return GLEX_OK;
+}
+
 int glex_coll_start(glex_group_t *g, const glex_coll_args_t *a, glex_req_t **out)
 {
     glex_algo_t algo;
     int rc;
     *out = NULL;
-    glex_plan_t *p = plan_for(g, a, &algo, &rc);
+    if ((rc = glex_coll_resolve(g, a, &algo)))
+        return rc;
+    if (algo == GLEX_ALGO_DIRECT && (rc = start_direct(g, a, &algo, out)) <= 0)
+        return rc;
+    glex_plan_t *p = glex_plan_get(g, a, algo, &rc);
     if (!p)
         return rc;
     glex_req_t *r = calloc(1, sizeof *r);
@@ -232,7 +273,8 @@ int glex_coll_start(glex_group_t *g, const glex_coll_args_t *a, glex_req_t **out
 int glex_coll_test(glex_req_t *r, int *done)
 {
     if (r->state != REQ_DONE) {
-        glex_progress(r->g->f);
+        if (!r->direct)
+            glex_progress(r->g->f);
         req_poll(r);
     }
     *done = r->state == REQ_DONE;
@@ -252,6 +294,10 @@ void glex_coll_req_free(glex_req_t *r)
         return;
     if (r->state != REQ_DONE)
         glex_coll_wait(r);
+    if (r->direct && !r->g->spare) { /* no allocation per call on the direct path */
+        r->g->spare = r;
+        return;
+    }
     glex_plan_put(r->plan);
     free(r);
 }
@@ -274,6 +320,10 @@ int glex_coll_plan_size(glex_group_t *g, const glex_coll_args_t *a)
 {
     glex_algo_t algo;
     int rc;
+    if ((rc = glex_coll_resolve(g, a, &algo)))
+        return rc;
+    if (algo == GLEX_ALGO_DIRECT) /* no descriptors: mailboxes and RDMA */
+        return 0;
     glex_plan_t *p = plan_for(g, a, &algo, &rc);
     if (!p)
         return rc;

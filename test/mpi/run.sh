@@ -28,10 +28,10 @@ fi
 
 progs="coll_ops comms fallback pt2pt"
 # every algorithm name of each collective, and the two non-offload modes
-ar_algos="auto binomial recursive_doubling rabenseifner double_tree host mpich"
+ar_algos="auto binomial recursive_doubling rabenseifner double_tree direct host mpich"
 valid() { # valid KIND ALGO: is ALGO a GLEX_<KIND>_ALGO value?
   case $1:$2 in
-    *:auto|*:binomial|*:host|*:mpich) return 0 ;;
+    *:auto|*:binomial|*:direct|*:host|*:mpich) return 0 ;;
     ALLREDUCE:recursive_doubling|ALLREDUCE:rabenseifner|ALLREDUCE:double_tree) return 0 ;;
     REDUCE:rabenseifner|REDUCE:double_tree|BCAST:double_tree) return 0 ;;
   esac
@@ -40,7 +40,8 @@ valid() { # valid KIND ALGO: is ALGO a GLEX_<KIND>_ALGO value?
 
 nsizes=$(echo $nps | wc -w)
 nalgos=$(echo $ar_algos | wc -w)
-echo "1..$(( 4 + nsizes * (3 + nalgos) + 4 ))"
+osu_colls="allreduce reduce bcast barrier iallreduce ireduce ibcast ibarrier"
+echo "1..$(( 4 + nsizes * (3 + nalgos) + 4 + 1 + 8 + 2 ))"
 
 for p in $progs; do
   if "$prefix/bin/mpicc" -std=c11 -O1 -Wall -Wextra -Werror -o "$out/$p" "$src/test/mpi/$p.c" \
@@ -109,8 +110,28 @@ fi
 if env GLEX_ALLREDUCE_ALGO=fastest timeout "$limit" "$prefix/bin/mpiexec" -n 2 "$out/comms" \
      >"$out/log" 2>&1; then
   notok "GLEX_ALLREDUCE_ALGO=fastest was accepted"
-elif grep -q "GLEX_ALLREDUCE_ALGO=fastest is invalid: allowed auto|binomial|recursive_doubling|rabenseifner|double_tree|host|mpich" "$out/log"; then
+elif grep -q "GLEX_ALLREDUCE_ALGO=fastest is invalid: allowed auto|binomial|recursive_doubling|rabenseifner|double_tree|direct|host|mpich" "$out/log"; then
   ok "GLEX_ALLREDUCE_ALGO=fastest fails MPI_Init naming the valid values"
 else
   notok "GLEX_ALLREDUCE_ALGO=fastest: message missing"; tail "$out/log" | sed 's/^/# /'
 fi
+
+# the OSU-compatible benchmark (bench/glex_osu.c) with every result checked
+# (-v), sizes across the mailbox/RDMA boundary, few iterations
+if "$prefix/bin/mpicc" -std=c11 -O2 -Wall -Wextra -Werror -o "$out/glex-osu" \
+     "$src/bench/glex_osu.c" >"$out/osu.cc" 2>&1; then
+  ok "compile bench/glex_osu.c with $prefix/bin/mpicc"
+else
+  notok "compile bench/glex_osu.c"; sed 's/^/# /' "$out/osu.cc"
+fi
+osu="-v -m 4:1048576 -i 3 -x 1 -I 2 -X 1 -f"
+for c in $osu_colls; do
+  # shellcheck disable=SC2086
+  run "glex-osu -c $c (auto: direct for the blocking ones)" 3 -- "$out/glex-osu" -c $c $osu
+done
+# nonblocking calls on the direct path when asked for by name
+run "glex-osu -c iallreduce, direct by name" 4 GLEX_ALLREDUCE_ALGO=direct -- \
+  "$out/glex-osu" -c iallreduce $osu
+# one mailbox per process: the first communicator takes it, the others agree
+# to use the engine algorithms; results stay right
+run "comms with GLEX_MAILBOXES=1" 4 GLEX_MAILBOXES=1 -- "$out/comms"

@@ -26,6 +26,7 @@ mpi_core_sources += \
     src/mpid/ch4/netmod/glex_emu/glex_emu_alu.c \
     src/mpid/ch4/netmod/glex_emu/glex_emu_cleanup.c \
     src/mpid/ch4/netmod/glex_emu/glex_emu_live.c \
+    src/mpid/ch4/netmod/glex_emu/glex_emu_mbox.c \
     src/mpid/ch4/netmod/glex_emu/glex_emu_desc.c \
     src/mpid/ch4/netmod/glex_emu/glex_emu_engine.c \
     src/mpid/ch4/netmod/glex_emu/glex_emu_fabric.c \
@@ -35,6 +36,7 @@ mpi_core_sources += \
     src/mpid/ch4/netmod/glex_emu/glex_emu_table.c \
     src/mpid/ch4/netmod/glex_emu/glex_emu_vp.c \
     src/mpid/ch4/netmod/glex_offload/glex_coll_bcast.c \
+    src/mpid/ch4/netmod/glex_offload/glex_coll_direct.c \
     src/mpid/ch4/netmod/glex_offload/glex_coll_group.c \
     src/mpid/ch4/netmod/glex_offload/glex_coll_reduce.c \
     src/mpid/ch4/netmod/glex_offload/glex_coll_req.c \

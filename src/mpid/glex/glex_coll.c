@@ -98,8 +98,8 @@ static void report(MPIR_Comm * comm, glex_coll_kind_t k, int bit, const char *wh
 
 /* Fill *a for an offloaded call; 0 when the call must go to MPICH.
  * sendbuf/recvbuf/datatype/op as given to MPI. */
-static int offloadable(MPIR_Comm * comm, glex_coll_kind_t k, const void *sendbuf, void *recvbuf,
-                       MPI_Aint count, MPI_Datatype datatype, MPI_Op op, int root,
+static int offloadable(MPIR_Comm * comm, glex_coll_kind_t k, int blocking, const void *sendbuf,
+                       void *recvbuf, MPI_Aint count, MPI_Datatype datatype, MPI_Op op, int root,
                        glex_coll_args_t * a)
 {
     const MPIDI_GLEX_choice_t *c = &MPIDI_GLEX_global.choice[k];
@@ -111,6 +111,7 @@ static int offloadable(MPIR_Comm * comm, glex_coll_kind_t k, const void *sendbuf
     const char *why = NULL;
     memset(a, 0, sizeof *a);
     a->kind = k;
+    a->blocking = blocking;     /* 'auto' may then take the direct path */
     a->algo = c->algo;
     a->host_mode = c->host;
     a->root = (uint32_t) root;
@@ -150,7 +151,8 @@ static int offloadable(MPIR_Comm * comm, glex_coll_kind_t k, const void *sendbuf
         if (glex_coll_resolve(g, a, &algo) == 0) {
             char what[96];
             snprintf(what, sizeof what, "%s (%s)", glex_algo_name(algo),
-                     a->host_mode ? "host-based" : "offload");
+                     algo == GLEX_ALGO_DIRECT ? "mailboxes + RDMA"
+                     : a->host_mode ? "host-based" : "offload");
             report(comm, k, (int) algo + (a->host_mode ? GLEX_ALGO_COUNT : 0), what);
         }
     }
@@ -220,7 +222,7 @@ static int run(MPIR_Comm * comm, const glex_coll_args_t * a, MPIR_Errflag_t * er
 int MPIDI_GLEX_mpi_barrier(MPIR_Comm * comm, MPIR_Errflag_t * errflag)
 {
     glex_coll_args_t a;
-    if (!offloadable(comm, GLEX_COLL_BARRIER, NULL, NULL, 0, MPI_DATATYPE_NULL, MPI_OP_NULL, 0,
+    if (!offloadable(comm, GLEX_COLL_BARRIER, 1, NULL, NULL, 0, MPI_DATATYPE_NULL, MPI_OP_NULL, 0,
                      &a))
         return MPIR_Barrier_impl(comm, errflag);
     return run(comm, &a, errflag);
@@ -231,7 +233,7 @@ int MPIDI_GLEX_mpi_bcast(void *buffer, MPI_Aint count, MPI_Datatype datatype, in
 {
     glex_coll_args_t a;
     CHECK_COUNT(count);
-    if (!offloadable(comm, GLEX_COLL_BCAST, buffer, buffer, count, datatype, MPI_OP_NULL, root,
+    if (!offloadable(comm, GLEX_COLL_BCAST, 1, buffer, buffer, count, datatype, MPI_OP_NULL, root,
                      &a))
         return MPIR_Bcast_impl(buffer, count, datatype, root, comm, errflag);
     return run(comm, &a, errflag);
@@ -243,7 +245,7 @@ int MPIDI_GLEX_mpi_allreduce(const void *sendbuf, void *recvbuf, MPI_Aint count,
 {
     glex_coll_args_t a;
     CHECK_COUNT(count);
-    if (!offloadable(comm, GLEX_COLL_ALLREDUCE, sendbuf, recvbuf, count, datatype, op, 0, &a))
+    if (!offloadable(comm, GLEX_COLL_ALLREDUCE, 1, sendbuf, recvbuf, count, datatype, op, 0, &a))
         return MPIR_Allreduce_impl(sendbuf, recvbuf, count, datatype, op, comm, errflag);
     return run(comm, &a, errflag);
 }
@@ -254,7 +256,7 @@ int MPIDI_GLEX_mpi_reduce(const void *sendbuf, void *recvbuf, MPI_Aint count,
 {
     glex_coll_args_t a;
     CHECK_COUNT(count);
-    if (!offloadable(comm, GLEX_COLL_REDUCE, sendbuf, recvbuf, count, datatype, op, root, &a))
+    if (!offloadable(comm, GLEX_COLL_REDUCE, 1, sendbuf, recvbuf, count, datatype, op, root, &a))
         return MPIR_Reduce_impl(sendbuf, recvbuf, count, datatype, op, root, comm, errflag);
     return run(comm, &a, errflag);
 }
@@ -318,7 +320,7 @@ int MPIDI_GLEX_nbc_progress(int *made_progress)
 int MPIDI_GLEX_mpi_ibarrier(MPIR_Comm * comm, MPIR_Request ** req)
 {
     glex_coll_args_t a;
-    if (!offloadable(comm, GLEX_COLL_BARRIER, NULL, NULL, 0, MPI_DATATYPE_NULL, MPI_OP_NULL, 0,
+    if (!offloadable(comm, GLEX_COLL_BARRIER, 0, NULL, NULL, 0, MPI_DATATYPE_NULL, MPI_OP_NULL, 0,
                      &a))
         return MPIR_Ibarrier_impl(comm, req);
     return start(comm, &a, req);
@@ -329,7 +331,7 @@ int MPIDI_GLEX_mpi_ibcast(void *buffer, MPI_Aint count, MPI_Datatype datatype, i
 {
     glex_coll_args_t a;
     CHECK_COUNT(count);
-    if (!offloadable(comm, GLEX_COLL_BCAST, buffer, buffer, count, datatype, MPI_OP_NULL, root,
+    if (!offloadable(comm, GLEX_COLL_BCAST, 0, buffer, buffer, count, datatype, MPI_OP_NULL, root,
                      &a))
         return MPIR_Ibcast_impl(buffer, count, datatype, root, comm, req);
     return start(comm, &a, req);
@@ -341,7 +343,7 @@ int MPIDI_GLEX_mpi_iallreduce(const void *sendbuf, void *recvbuf, MPI_Aint count
 {
     glex_coll_args_t a;
     CHECK_COUNT(count);
-    if (!offloadable(comm, GLEX_COLL_ALLREDUCE, sendbuf, recvbuf, count, datatype, op, 0, &a))
+    if (!offloadable(comm, GLEX_COLL_ALLREDUCE, 0, sendbuf, recvbuf, count, datatype, op, 0, &a))
         return MPIR_Iallreduce_impl(sendbuf, recvbuf, count, datatype, op, comm, req);
     return start(comm, &a, req);
 }
@@ -352,7 +354,7 @@ int MPIDI_GLEX_mpi_ireduce(const void *sendbuf, void *recvbuf, MPI_Aint count,
 {
     glex_coll_args_t a;
     CHECK_COUNT(count);
-    if (!offloadable(comm, GLEX_COLL_REDUCE, sendbuf, recvbuf, count, datatype, op, root, &a))
+    if (!offloadable(comm, GLEX_COLL_REDUCE, 0, sendbuf, recvbuf, count, datatype, op, root, &a))
         return MPIR_Ireduce_impl(sendbuf, recvbuf, count, datatype, op, root, comm, req);
     return start(comm, &a, req);
 }

@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""osu-report.py CSV OUTDIR - plot and summarize an osu-sweep.sh run.
+
+Writes OUTDIR/osu.png (latency vs message size, one line per system, one
+panel per collective and process count) and OUTDIR/summary.md (for each
+collective, process count and size: GLEX with its defaults against the best
+of Debian's stock MPICH and Open MPI, the speedup ratio, and whether the
+targets of doc/performance.md are met: 1.5x at 2 processes, 2x above)."""
+import csv
+import sys
+from collections import defaultdict
+
+STOCK = ("mpich", "openmpi")
+OURS = "glex"
+
+
+def target(np_):
+    return 1.5 if np_ <= 2 else 2.0
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    path, out = sys.argv[1], sys.argv[2]
+    lat = defaultdict(dict)  # (coll, np) -> {system: {size: us}}
+    overlap = defaultdict(dict)
+    with open(path) as f:
+        for row in csv.DictReader(f):
+            key = (row["coll"], int(row["np"]))
+            lat[key].setdefault(row["system"], {})[int(row["size"])] = float(row["avg_us"])
+            if row["overlap_pct"]:
+                overlap[key].setdefault(row["system"], {})[int(row["size"])] = float(row["overlap_pct"])
+    lines = ["# OSU sweep summary", "",
+             f"Source: `{path}`. Ratio = best stock latency / GLEX latency "
+             "(GLEX = the netmod with its defaults); target 1.5x at 2 processes, 2x above.", ""]
+    verdicts = []
+    for (coll, np_) in sorted(lat):
+        systems = lat[(coll, np_)]
+        if OURS not in systems:
+            continue
+        stock = {s: v for s, v in systems.items() if s in STOCK}
+        lines += [f"## {coll}, {np_} processes", "",
+                  "| size | GLEX us | best stock us (which) | ratio | met |", "|---|---|---|---|---|"]
+        worst = None
+        for size in sorted(systems[OURS]):
+            ours = systems[OURS][size]
+            cands = [(v[size], s) for s, v in stock.items() if size in v]
+            if not cands:
+                lines.append(f"| {size} | {ours:.2f} | - | - | - |")
+                continue
+            best, who = min(cands)
+            ratio = best / ours if ours > 0 else float("inf")
+            ok = ratio >= target(np_)
+            worst = ratio if worst is None else min(worst, ratio)
+            lines.append(f"| {size} | {ours:.2f} | {best:.2f} ({who}) | {ratio:.2f} | {'yes' if ok else 'NO'} |")
+        if worst is not None:
+            verdicts.append(f"| {coll} | {np_} | {worst:.2f} | {target(np_)} | {'yes' if worst >= target(np_) else 'NO'} |")
+        if (coll, np_) in overlap and OURS in overlap[(coll, np_)]:
+            ov = overlap[(coll, np_)]
+            lines += ["", "Overlap % (OSU definition): " + "; ".join(
+                f"{s}: " + ", ".join(f"{sz}:{v:.0f}" for sz, v in sorted(ov[s].items()))
+                for s in sorted(ov))]
+        lines.append("")
+    lines[4:4] = ["## Worst ratio per collective and process count", "",
+                  "| collective | processes | worst ratio | target | met |", "|---|---|---|---|---|"] + verdicts + [""]
+    with open(f"{out}/summary.md", "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("\n".join(lines[:6 + len(verdicts)]))
+    print(f"# summary: {out}/summary.md")
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("# no matplotlib: plot skipped (Debian: apt-get install python3-matplotlib)")
+        return
+    keys = sorted(lat)
+    colls = sorted({k[0] for k in keys})
+    nps = sorted({k[1] for k in keys})
+    fig, axes = plt.subplots(len(colls), len(nps), figsize=(4.2 * len(nps), 3.4 * len(colls)),
+                             squeeze=False)
+    for i, coll in enumerate(colls):
+        for j, np_ in enumerate(nps):
+            ax = axes[i][j]
+            for s, pts in sorted(lat.get((coll, np_), {}).items()):
+                xs = sorted(pts)
+                style = "-" if s in STOCK or s == OURS else ":"
+                width = 2.2 if s == OURS else 1.2
+                ax.plot([max(x, 1) for x in xs], [pts[x] for x in xs], style, marker=".",
+                        linewidth=width, label=s)
+            ax.set_xscale("log", base=2)
+            ax.set_yscale("log")
+            ax.set_title(f"{coll}, {np_} processes", fontsize=9)
+            ax.set_xlabel("message size (bytes)", fontsize=8)
+            ax.set_ylabel("latency (us)", fontsize=8)
+            ax.grid(True, which="both", alpha=0.3)
+            ax.tick_params(labelsize=7)
+            if i == 0 and j == 0:
+                ax.legend(fontsize=6)
+    fig.tight_layout()
+    fig.savefig(f"{out}/osu.png", dpi=90)
+    print(f"# plot: {out}/osu.png")
+
+
+if __name__ == "__main__":
+    main()

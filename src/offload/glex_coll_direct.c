@@ -1,0 +1,470 @@
+/* glex_coll_direct.c - the direct path: collectives through the members'
+ * mailboxes (small messages: the data itself, written once, read by each
+ * consumer straight from the writer's slot) and RDMA (large messages: every
+ * rank reduces its block reading the others' buffers in place, one copy per
+ * byte, then reads the others' result blocks).  No engine hand-off, no
+ * packets: the calling thread does the work, so it serves blocking calls
+ * (and nonblocking ones when asked for by name, progressing in test/wait).
+ *
+ * Results are reproducible and equal on every rank: each element is
+ * combined in rank order 0, 1, ..., n-1 by exactly one rank.
+ *
+ * Protocol, per call number c (all members number direct calls alike), slot
+ * s = c mod 2 of each member's mailbox:
+ *   enter:  the writer waits until the readers of the call that last wrote
+ *           its slot s have completed it, writes data (small) or its buffer
+ *           addresses (large), then publishes seq = c;
+ *   small:  readers wait for seq == c and combine/copy; done = c;
+ *   large:  reduce-scatter by RDMA reads, phase = c, allgather by RDMA
+ *           reads, done = c, and every rank waits until all are done (a peer
+ *           may still read its buffers before that). */
+#include "glex_coll_internal.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define CHUNK_BYTES (64u * 1024u) /* reduce-scatter chunk: stays in cache */
+#define LINE 64u
+#define SLOT_HDR 24u
+
+typedef struct {
+    _Atomic uint32_t done;   /* last call this rank completed */
+    _Atomic uint32_t phase;  /* last large call whose reduce-scatter it finished */
+    _Atomic uint32_t failed; /* a call this rank failed: its peers stop waiting */
+} dline_t;
+
+typedef struct {
+    _Atomic uint32_t seq; /* call whose data/addresses are in the slot */
+    uint32_t len;
+    uint64_t send, recv;  /* buffer addresses (large calls) */
+    /* data at SLOT_HDR */
+} dslot_t;
+
+struct glex_direct {
+    glex_mbox_t *mine;
+    uint8_t **area;      /* per rank: its mailbox area */
+    size_t slot_stride, cap;
+    uint32_t seq;        /* last call number started */
+    uint32_t sync;       /* every rank has completed the calls up to this one */
+    uint32_t wseq[2];    /* last call that wrote my slot s */
+    int64_t wreaders[2]; /* its readers: -1 all, else the root's rank */
+    uint8_t *acc, *tmp;  /* CHUNK_BYTES each */
+};
+
+enum { ST_ENTER, ST_SMALL, ST_LARGE_WAIT, ST_LARGE_PHASE, ST_LARGE_DONE, ST_DONE };
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static inline int after_eq(uint32_t a, uint32_t b) { return (int32_t)(a - b) >= 0; }
+static inline dline_t *line_of(const glex_direct_t *d, uint32_t q) { return (dline_t *)d->area[q]; }
+static inline dslot_t *slot_of(const glex_direct_t *d, uint32_t q, uint32_t s)
+{
+    return (dslot_t *)(d->area[q] + LINE + s * d->slot_stride);
+}
+static inline uint8_t *slot_data(dslot_t *sl) { return (uint8_t *)sl + SLOT_HDR; }
+
+size_t glex_direct_cap(const glex_fabric_t *f)
+{
+    size_t bytes = glex_mbox_bytes(f);
+    size_t stride = (bytes - LINE) / 2 / LINE * LINE;
+    return stride - SLOT_HDR;
+}
+
+/* ---- setup and teardown ---- */
+
+void glex_direct_free(glex_group_t *g)
+{
+    glex_direct_t *d = g->direct;
+    if (!d)
+        return;
+    if (d->mine && d->seq && d->area) {
+        /* peers may still read this rank's slot of the last call: wait until
+         * they have all completed it (or failed) before the mailbox goes */
+        for (uint32_t q = 0; q < g->size; q++) {
+            uint64_t t0 = now_ns();
+            while (!after_eq(atomic_load(&line_of(d, q)->done), d->seq) &&
+                   !after_eq(atomic_load(&line_of(d, q)->failed), d->seq) &&
+                   now_ns() - t0 < 1000000000ull)
+                glex_progress(g->f);
+        }
+    }
+    glex_mbox_release(g->f, d->mine);
+    free(d->area);
+    free(d->acc);
+    free(d->tmp);
+    free(d);
+    g->direct = NULL;
+}
+
+/* First direct call of a group: every member claims a mailbox, then all
+ * agree (an engine allreduce of the minimum) whether all have one.
+ * 1: on; 0: off for good (the callers use the engine algorithms). */
+int glex_direct_setup(glex_group_t *g)
+{
+    if (g->direct_state)
+        return g->direct_state > 0;
+    glex_direct_t *d = calloc(1, sizeof *d);
+    int32_t have = 0, all = 0;
+    if (d && glex_fabric_params(g->f)->mailboxes > 0) {
+        d->area = calloc(g->size, sizeof *d->area);
+        d->acc = malloc(CHUNK_BYTES);
+        d->tmp = malloc(CHUNK_BYTES);
+        if (d->area && d->acc && d->tmp && glex_mbox_claim(g->f, g->key, g->rank, &d->mine) == 0)
+            have = 1;
+    }
+    glex_coll_args_t a = { .kind = GLEX_COLL_ALLREDUCE, .algo = GLEX_ALGO_BINOMIAL, .count = 1,
+                           .type = GLEX_INT32, .op = GLEX_OP_MIN, .sendbuf = &have,
+                           .recvbuf = &all };
+    int rc = glex_coll_run(g, &a);
+    if (rc) {
+        if (d)
+            glex_mbox_release(g->f, d->mine);
+        if (d) {
+            free(d->area);
+            free(d->acc);
+            free(d->tmp);
+        }
+        free(d);
+        return rc;
+    }
+    g->direct = d;
+    if (all == 1) {
+        for (uint32_t q = 0; q < g->size && all; q++) {
+            glex_mbox_t *m = q == g->rank ? d->mine : glex_mbox_find(g->f, g->nodes[q], g->key, q);
+            if (!m)
+                all = 0; /* cannot happen: every member claimed before agreeing */
+            else
+                d->area[q] = glex_mbox_area(m);
+        }
+    }
+    if (all != 1) {
+        glex_direct_free(g);
+        g->direct_state = -1;
+        return 0;
+    }
+    d->slot_stride = (glex_mbox_bytes(g->f) - LINE) / 2 / LINE * LINE;
+    d->cap = d->slot_stride - SLOT_HDR;
+    d->wreaders[0] = d->wreaders[1] = -1;
+    g->direct_state = 1;
+    return 1;
+}
+
+/* ---- one call ---- */
+
+static uint64_t call_bytes(const glex_coll_args_t *a)
+{
+    return a->kind == GLEX_COLL_BARRIER ? 0 : a->count * glex_type_size(a->type);
+}
+
+static const uint8_t *send_ptr(const glex_coll_args_t *a)
+{
+    return (const uint8_t *)(a->sendbuf == GLEX_IN_PLACE ? a->recvbuf : a->sendbuf);
+}
+
+int glex_direct_start(glex_group_t *g, const glex_coll_args_t *a, glex_dcall_t *c)
+{
+    glex_direct_t *d = g->direct;
+    memset(c, 0, sizeof *c);
+    c->a = *a;
+    if (c->a.kind == GLEX_COLL_BCAST)
+        c->a.sendbuf = c->a.recvbuf;
+    c->bytes = call_bytes(a);
+    c->large = c->bytes > d->cap;
+    c->c = ++d->seq;
+    if (c->c == 0) /* 0 means 'never': skip it when the counter wraps */
+        c->c = ++d->seq;
+    c->st = ST_ENTER;
+    return GLEX_OK;
+}
+
+static int fail(glex_group_t *g, glex_dcall_t *c, int rc)
+{
+    glex_direct_t *d = g->direct;
+    atomic_store(&line_of(d, g->rank)->failed, c->c);
+    for (uint32_t q = 0; q < g->size; q++)
+        if (q != g->rank)
+            glex_notify(g->f, g->nodes[q]);
+    c->status = rc;
+    c->st = ST_DONE;
+    return rc;
+}
+
+/* blocked on rank q: after GLEX_TIMEOUT ask whether it (or any rank) died;
+ * a peer that failed this call ends it here too.  0 keep waiting, <0 error */
+static int blocked(glex_group_t *g, glex_dcall_t *c, uint32_t q)
+{
+    glex_direct_t *d = g->direct;
+    uint64_t now = now_ns();
+    if (!c->wait_since) {
+        c->wait_since = now;
+        c->next_check = now + 1000000ull;
+        return 0;
+    }
+    if (now < c->next_check)
+        return 0;
+    uint64_t tmo = (uint64_t)glex_fabric_params(g->f)->timeout_ms * 1000000ull;
+    c->next_check = now + (tmo < 1000000000ull ? tmo : 1000000000ull);
+    for (uint32_t p = 0; p < g->size; p++)
+        if (p != g->rank && atomic_load(&line_of(d, p)->failed) == c->c)
+            return fail(g, c, glex_set_error(GLEX_EDEAD, "%s: rank %u failed this call",
+                                             glex_coll_kind_name(c->a.kind), p));
+    if (now - c->wait_since < tmo)
+        return 0;
+    char why[256];
+    if (glex_peer_failed(g->f, g->nodes[q], why, sizeof why))
+        return fail(g, c, glex_set_error(GLEX_EDEAD, "%s (direct): waiting for rank %u: %s",
+                                         glex_coll_kind_name(c->a.kind), q, why));
+    return 0;
+}
+
+static void progressed(glex_dcall_t *c) { c->wait_since = 0; }
+
+static void notify_all(glex_group_t *g)
+{
+    for (uint32_t q = 0; q < g->size; q++)
+        if (q != g->rank)
+            glex_notify(g->f, g->nodes[q]);
+}
+
+static int writes_slot(const glex_group_t *g, const glex_dcall_t *c)
+{
+    return c->a.kind != GLEX_COLL_BCAST || g->rank == c->a.root;
+}
+
+/* readers of this call's slots: -1 every rank, else the root's rank */
+static int64_t readers(const glex_dcall_t *c)
+{
+    return (c->a.kind == GLEX_COLL_REDUCE && !c->large) ? (int64_t)c->a.root : -1;
+}
+
+static int enter(glex_group_t *g, glex_dcall_t *c)
+{
+    glex_direct_t *d = g->direct;
+    uint32_t s = c->c & 1u;
+    if (!writes_slot(g, c))
+        return 1;
+    uint32_t w = d->wseq[s];
+    if (w && !after_eq(d->sync, w)) { /* the slot's last readers must be through */
+        for (uint32_t q = d->wreaders[s] < 0 ? 0 : (uint32_t)d->wreaders[s]; q < g->size; q++) {
+            if (q != g->rank && !after_eq(atomic_load(&line_of(d, q)->done), w))
+                return blocked(g, c, q);
+            if (d->wreaders[s] >= 0)
+                break;
+        }
+    }
+    progressed(c);
+    dslot_t *sl = slot_of(d, g->rank, s);
+    if (c->large) {
+        sl->send = (uint64_t)(uintptr_t)send_ptr(&c->a);
+        sl->recv = (uint64_t)(uintptr_t)c->a.recvbuf;
+    } else if (c->bytes) {
+        memcpy(slot_data(sl), send_ptr(&c->a), c->bytes);
+    }
+    sl->len = (uint32_t)(c->large ? 0 : c->bytes);
+    atomic_store_explicit(&sl->seq, c->c, memory_order_release);
+    d->wseq[s] = c->c;
+    d->wreaders[s] = readers(c);
+    if (d->wreaders[s] >= 0) {
+        if (d->wreaders[s] != (int64_t)g->rank)
+            glex_notify(g->f, g->nodes[d->wreaders[s]]);
+    } else {
+        notify_all(g);
+    }
+    return 1;
+}
+
+static int finish_call(glex_group_t *g, glex_dcall_t *c)
+{
+    glex_direct_t *d = g->direct;
+    atomic_store_explicit(&line_of(d, g->rank)->done, c->c, memory_order_release);
+    notify_all(g);
+    c->st = c->large ? ST_LARGE_DONE : ST_DONE;
+    return 1;
+}
+
+static int combine(const glex_dcall_t *c, void *acc, const void *src, uint64_t bytes)
+{
+    return glex_alu_combine(c->a.op, c->a.type, acc, src, bytes / glex_type_size(c->a.type));
+}
+
+/* small: the data sits in the slots */
+static int small_step(glex_group_t *g, glex_dcall_t *c)
+{
+    glex_direct_t *d = g->direct;
+    uint32_t s = c->c & 1u;
+    glex_coll_kind_t k = c->a.kind;
+    if (k == GLEX_COLL_BCAST) {
+        if (g->rank != c->a.root) {
+            dslot_t *sl = slot_of(d, c->a.root, s);
+            if (atomic_load_explicit(&sl->seq, memory_order_acquire) != c->c)
+                return blocked(g, c, c->a.root);
+            memcpy(c->a.recvbuf, slot_data(sl), c->bytes);
+        }
+        return finish_call(g, c);
+    }
+    if (k == GLEX_COLL_REDUCE && g->rank != c->a.root)
+        return finish_call(g, c);
+    /* allreduce, barrier, reduce at the root: combine in rank order */
+    for (; c->q < g->size; c->q++) {
+        dslot_t *sl = slot_of(d, c->q, s);
+        if (atomic_load_explicit(&sl->seq, memory_order_acquire) != c->c)
+            return blocked(g, c, c->q);
+        progressed(c);
+        if (!c->bytes)
+            continue;
+        int rc = c->q == 0 ? (memcpy(c->a.recvbuf, slot_data(sl), c->bytes), GLEX_OK)
+                           : combine(c, c->a.recvbuf, slot_data(sl), c->bytes);
+        if (rc)
+            return fail(g, c, rc);
+    }
+    if (k != GLEX_COLL_REDUCE && after_eq(c->c - 1, d->sync))
+        d->sync = c->c - 1; /* every rank entered this call: all finished the last */
+    return finish_call(g, c);
+}
+
+/* block of rank q: elements [lo, hi) */
+static void block_of(const glex_group_t *g, const glex_dcall_t *c, uint32_t q, uint64_t *lo,
+                     uint64_t *hi)
+{
+    *lo = c->a.count * q / g->size;
+    *hi = c->a.count * (q + 1) / g->size;
+}
+
+/* large reduce/allreduce: this rank's block, combined from every rank's
+ * buffer in rank order, chunk by chunk; written where the result goes */
+static int reduce_block(glex_group_t *g, glex_dcall_t *c)
+{
+    glex_direct_t *d = g->direct;
+    uint32_t s = c->c & 1u, me = g->rank;
+    size_t es = glex_type_size(c->a.type);
+    uint64_t lo, hi;
+    block_of(g, c, me, &lo, &hi);
+    const uint8_t *mine = send_ptr(&c->a);
+    int inplace = mine == (const uint8_t *)c->a.recvbuf;
+    uint64_t chunk = CHUNK_BYTES / es * es;
+    int rc = GLEX_OK;
+    for (uint64_t off = lo * es; off < hi * es && !rc; off += chunk) {
+        uint64_t len = hi * es - off < chunk ? hi * es - off : chunk;
+        int local_dest = c->a.kind == GLEX_COLL_ALLREDUCE || me == c->a.root;
+        uint8_t *acc = (local_dest && !inplace) ? (uint8_t *)c->a.recvbuf + off : d->acc;
+        for (uint32_t q = 0; q < g->size && !rc; q++) {
+            const uint8_t *src;
+            if (q == me) {
+                src = mine + off;
+            } else {
+                uint8_t *into = q == 0 ? acc : d->tmp;
+                rc = glex_rdma_read(g->f, g->nodes[q], into, slot_of(d, q, s)->send + off, len);
+                src = into;
+            }
+            if (!rc && q == 0 && src != acc)
+                memcpy(acc, src, len);
+            else if (!rc && q > 0)
+                rc = combine(c, acc, src, len);
+        }
+        if (rc)
+            break;
+        if (local_dest) {
+            if (acc != (uint8_t *)c->a.recvbuf + off)
+                memcpy((uint8_t *)c->a.recvbuf + off, acc, len);
+        } else {
+            rc = glex_rdma_write(g->f, g->nodes[c->a.root], slot_of(d, c->a.root, s)->recv + off,
+                                 acc, len);
+        }
+    }
+    return rc;
+}
+
+/* wait until every rank's word (phase or done) reached this call */
+static int wait_all(glex_group_t *g, glex_dcall_t *c, int phase)
+{
+    glex_direct_t *d = g->direct;
+    for (; c->q < g->size; c->q++) {
+        dline_t *l = line_of(d, c->q);
+        if (!after_eq(atomic_load_explicit(phase ? &l->phase : &l->done, memory_order_acquire),
+                      c->c))
+            return blocked(g, c, c->q);
+        progressed(c);
+    }
+    c->q = 0;
+    return 1;
+}
+
+static int large_step(glex_group_t *g, glex_dcall_t *c)
+{
+    glex_direct_t *d = g->direct;
+    uint32_t s = c->c & 1u, me = g->rank;
+    int rc;
+    if (c->st == ST_LARGE_WAIT) { /* everyone's addresses (bcast: the root's) */
+        for (; c->q < g->size; c->q++) {
+            if (c->a.kind == GLEX_COLL_BCAST && c->q != c->a.root)
+                continue;
+            if (atomic_load_explicit(&slot_of(d, c->q, s)->seq, memory_order_acquire) != c->c)
+                return blocked(g, c, c->q);
+            progressed(c);
+        }
+        c->q = 0;
+        if (c->a.kind == GLEX_COLL_BCAST) {
+            if (me != c->a.root &&
+                (rc = glex_rdma_read(g->f, g->nodes[c->a.root], c->a.recvbuf,
+                                     slot_of(d, c->a.root, s)->send, c->bytes)))
+                return fail(g, c, rc);
+            return finish_call(g, c);
+        }
+        if ((rc = reduce_block(g, c)))
+            return fail(g, c, rc);
+        if (c->a.kind == GLEX_COLL_REDUCE)
+            return finish_call(g, c);
+        atomic_store_explicit(&line_of(d, me)->phase, c->c, memory_order_release);
+        notify_all(g);
+        c->st = ST_LARGE_PHASE;
+    }
+    if (c->st == ST_LARGE_PHASE) { /* allreduce: gather the others' blocks */
+        if ((rc = wait_all(g, c, 1)) <= 0)
+            return rc;
+        size_t es = glex_type_size(c->a.type);
+        for (uint32_t q = 0; q < g->size; q++) {
+            uint64_t lo, hi;
+            block_of(g, c, q, &lo, &hi);
+            if (q != me && hi > lo &&
+                (rc = glex_rdma_read(g->f, g->nodes[q], (uint8_t *)c->a.recvbuf + lo * es,
+                                     slot_of(d, q, s)->recv + lo * es, (hi - lo) * es)))
+                return fail(g, c, rc);
+        }
+        return finish_call(g, c);
+    }
+    /* ST_LARGE_DONE: nobody reads this rank's buffers any more */
+    if ((rc = wait_all(g, c, 0)) <= 0)
+        return rc;
+    d->sync = c->c;
+    c->st = ST_DONE;
+    return 1;
+}
+
+/* advance the call; 1 when complete (status in c->status), 0 not yet */
+int glex_direct_poll(glex_group_t *g, glex_dcall_t *c)
+{
+    int rc = 1;
+    while (rc > 0 && c->st != ST_DONE) {
+        if (c->st == ST_ENTER) {
+            rc = enter(g, c);
+            if (rc > 0)
+                c->st = c->large ? ST_LARGE_WAIT : ST_SMALL;
+        } else if (c->st == ST_SMALL) {
+            rc = small_step(g, c);
+        } else {
+            rc = large_step(g, c);
+        }
+    }
+    if (rc < 0 && c->st != ST_DONE) {
+        c->status = rc;
+        c->st = ST_DONE;
+    }
+    return c->st == ST_DONE;
+}
