@@ -275,8 +275,12 @@ glex_mbox_t *glex_mbox_find(glex_fabric_t *f, uint32_t node, uint64_t key, uint3
 void *glex_mbox_area(glex_mbox_t *m);
 size_t glex_mbox_bytes(const glex_fabric_t *f);
 /* after writing to a mailbox: wake the host of node if it sleeps in
- * glex_wait_until (a spinning host sees the write by itself) */
+ * glex_wait_until (a spinning host sees the write by itself).  In two steps,
+ * to wake only a host that waits for this writer: glex_host_asleep (orders
+ * the caller's earlier writes before its look) then glex_wake_host. */
 void glex_notify(glex_fabric_t *f, uint32_t node);
+int glex_host_asleep(glex_fabric_t *f, uint32_t node);
+void glex_wake_host(glex_fabric_t *f, uint32_t node);
 /* one copy between this process's local and node's process memory at
  * remote; GLEX_EDEAD when that process is gone, GLEX_ESYS otherwise */
 int glex_rdma_read(glex_fabric_t *f, uint32_t node, void *local, uint64_t remote, size_t len);

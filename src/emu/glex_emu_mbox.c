@@ -58,13 +58,19 @@ void *glex_mbox_area(glex_mbox_t *m) { return m + 1; }
 
 size_t glex_mbox_bytes(const glex_fabric_t *f) { return glex_mbox_area_bytes(&f->p); }
 
-void glex_notify(glex_fabric_t *f, uint32_t node)
+int glex_host_asleep(glex_fabric_t *f, uint32_t node)
 {
-    glex_node_shm_t *n = glex_node_shm(f, node);
     /* pairs with the fence in glex_wait_until between counting itself as a
      * sleeper and its last look at the condition */
     atomic_thread_fence(memory_order_seq_cst);
-    if (atomic_load_explicit(&n->host_sleepers, memory_order_relaxed))
+    return atomic_load_explicit(&glex_node_shm(f, node)->host_sleepers, memory_order_relaxed) != 0;
+}
+
+void glex_wake_host(glex_fabric_t *f, uint32_t node) { glex_ring(f, node); }
+
+void glex_notify(glex_fabric_t *f, uint32_t node)
+{
+    if (glex_host_asleep(f, node))
         glex_ring(f, node);
 }
 

@@ -20,6 +20,7 @@
  *           may still read its buffers before that). */
 #include "glex_coll_internal.h"
 
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,7 @@ typedef struct {
     _Atomic uint32_t done;   /* last call this rank completed */
     _Atomic uint32_t phase;  /* last large call whose reduce-scatter it finished */
     _Atomic uint32_t failed; /* a call this rank failed: its peers stop waiting */
+    _Atomic uint32_t wait_for; /* rank + 1 this rank waits for: only that one wakes it */
 } dline_t;
 
 typedef struct {
@@ -92,7 +94,8 @@ void glex_direct_free(glex_group_t *g)
             while (!after_eq(atomic_load(&line_of(d, q)->done), d->seq) &&
                    !after_eq(atomic_load(&line_of(d, q)->failed), d->seq) &&
                    now_ns() - t0 < 1000000000ull)
-                glex_progress(g->f);
+                if (!glex_progress(g->f))
+                    sched_yield();
         }
     }
     glex_mbox_release(g->f, d->mine);
@@ -226,11 +229,30 @@ static int blocked(glex_group_t *g, glex_dcall_t *c, uint32_t q)
 
 static void progressed(glex_dcall_t *c) { c->wait_since = 0; }
 
+/* wake the peers asleep waiting for this rank (wait_for) */
 static void notify_all(glex_group_t *g)
 {
+    glex_direct_t *d = g->direct;
     for (uint32_t q = 0; q < g->size; q++)
-        if (q != g->rank)
-            glex_notify(g->f, g->nodes[q]);
+        if (q != g->rank && glex_host_asleep(g->f, g->nodes[q]) &&
+            atomic_load(&line_of(d, q)->wait_for) == g->rank + 1)
+            glex_wake_host(g->f, g->nodes[q]);
+}
+
+/* is *w at (exact) or past call c?  If not, this rank waits for rank q:
+ * say so first (then look once more: a writer that looked at wait_for
+ * before it changed has written already) */
+static int reached(glex_group_t *g, const _Atomic uint32_t *w, uint32_t c, int exact, uint32_t q)
+{
+    uint32_t v = atomic_load_explicit(w, memory_order_acquire);
+    if (exact ? v == c : after_eq(v, c))
+        return 1;
+    _Atomic uint32_t *mine = &line_of(g->direct, g->rank)->wait_for;
+    if (atomic_load_explicit(mine, memory_order_relaxed) == q + 1)
+        return 0;
+    atomic_store(mine, q + 1);
+    v = atomic_load(w);
+    return exact ? v == c : after_eq(v, c);
 }
 
 static int writes_slot(const glex_group_t *g, const glex_dcall_t *c)
@@ -253,7 +275,7 @@ static int enter(glex_group_t *g, glex_dcall_t *c)
     uint32_t w = d->wseq[s];
     if (w && !after_eq(d->sync, w)) { /* the slot's last readers must be through */
         for (uint32_t q = d->wreaders[s] < 0 ? 0 : (uint32_t)d->wreaders[s]; q < g->size; q++) {
-            if (q != g->rank && !after_eq(atomic_load(&line_of(d, q)->done), w))
+            if (q != g->rank && !reached(g, &line_of(d, q)->done, w, 0, q))
                 return blocked(g, c, q);
             if (d->wreaders[s] >= 0)
                 break;
@@ -271,12 +293,7 @@ static int enter(glex_group_t *g, glex_dcall_t *c)
     atomic_store_explicit(&sl->seq, c->c, memory_order_release);
     d->wseq[s] = c->c;
     d->wreaders[s] = readers(c);
-    if (d->wreaders[s] >= 0) {
-        if (d->wreaders[s] != (int64_t)g->rank)
-            glex_notify(g->f, g->nodes[d->wreaders[s]]);
-    } else {
-        notify_all(g);
-    }
+    notify_all(g);
     return 1;
 }
 
@@ -303,7 +320,7 @@ static int small_step(glex_group_t *g, glex_dcall_t *c)
     if (k == GLEX_COLL_BCAST) {
         if (g->rank != c->a.root) {
             dslot_t *sl = slot_of(d, c->a.root, s);
-            if (atomic_load_explicit(&sl->seq, memory_order_acquire) != c->c)
+            if (!reached(g, &sl->seq, c->c, 1, c->a.root))
                 return blocked(g, c, c->a.root);
             memcpy(c->a.recvbuf, slot_data(sl), c->bytes);
         }
@@ -314,7 +331,7 @@ static int small_step(glex_group_t *g, glex_dcall_t *c)
     /* allreduce, barrier, reduce at the root: combine in rank order */
     for (; c->q < g->size; c->q++) {
         dslot_t *sl = slot_of(d, c->q, s);
-        if (atomic_load_explicit(&sl->seq, memory_order_acquire) != c->c)
+        if (!reached(g, &sl->seq, c->c, 1, c->q))
             return blocked(g, c, c->q);
         progressed(c);
         if (!c->bytes)
@@ -387,8 +404,7 @@ static int wait_all(glex_group_t *g, glex_dcall_t *c, int phase)
     glex_direct_t *d = g->direct;
     for (; c->q < g->size; c->q++) {
         dline_t *l = line_of(d, c->q);
-        if (!after_eq(atomic_load_explicit(phase ? &l->phase : &l->done, memory_order_acquire),
-                      c->c))
+        if (!reached(g, phase ? &l->phase : &l->done, c->c, 0, c->q))
             return blocked(g, c, c->q);
         progressed(c);
     }
@@ -405,7 +421,7 @@ static int large_step(glex_group_t *g, glex_dcall_t *c)
         for (; c->q < g->size; c->q++) {
             if (c->a.kind == GLEX_COLL_BCAST && c->q != c->a.root)
                 continue;
-            if (atomic_load_explicit(&slot_of(d, c->q, s)->seq, memory_order_acquire) != c->c)
+            if (!reached(g, &slot_of(d, c->q, s)->seq, c->c, 1, c->q))
                 return blocked(g, c, c->q);
             progressed(c);
         }
