@@ -52,6 +52,7 @@ typedef struct glex_params {
     uint32_t pulses;         /* k: pulses in flight per transfer    GLEX_PULSES */
     uint32_t timeout_ms;     /* credit/packet wait bound            GLEX_TIMEOUT (s) */
     int32_t spin_us;         /* poll before blocking, -1 = auto     GLEX_SPIN_US */
+    int32_t yield_us;        /* then poll + sched_yield, -1 = auto  GLEX_YIELD_US */
     uint32_t mailboxes;      /* mailboxes per node (direct path)    GLEX_MAILBOXES */
     uint32_t mailbox_kb;     /* each of a mailbox's 2 slots, KiB    GLEX_MAILBOX_KB */
 } glex_params_t;
@@ -287,8 +288,11 @@ int glex_rdma_read(glex_fabric_t *f, uint32_t node, void *local, uint64_t remote
 int glex_rdma_write(glex_fabric_t *f, uint32_t node, uint64_t remote, const void *local,
                     size_t len);
 /* the spin budget GLEX_SPIN_US resolves to on this fabric (auto: 50 us when
- * the job has no more processes than online CPUs, else 0) */
+ * the job has no more processes than online CPUs, else 0), and the budget of
+ * polling with sched_yield after it, GLEX_YIELD_US (auto: 0 when the job has
+ * no more processes than online CPUs, else 1000 us) */
 int glex_spin_us(const glex_fabric_t *f);
+int glex_yield_us(const glex_fabric_t *f);
 
 #ifdef __cplusplus
 }

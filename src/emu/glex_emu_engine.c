@@ -7,6 +7,7 @@
 #include "glex_emu_internal.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -761,10 +762,12 @@ void glex_engine_stop(glex_fabric_t *f)
     f->eng = NULL;
 }
 
-/* Wait for done(arg) while driving progress; spins up to spin_us, then blocks. */
+/* Wait for done(arg) while driving progress; spins up to GLEX_SPIN_US, polls
+ * with sched_yield up to GLEX_YIELD_US more, then blocks. */
 int glex_wait_until(glex_fabric_t *f, int (*done)(void *), void *arg, int timeout_ms)
 {
-    int spin_us = glex_spin_us(f);
+    uint64_t spin_ns = (uint64_t)glex_spin_us(f) * 1000ull;
+    uint64_t yield_ns = spin_ns + (uint64_t)glex_yield_us(f) * 1000ull;
     uint64_t start = glex_now_ns();
     uint64_t end = timeout_ms < 0 ? UINT64_MAX : start + (uint64_t)timeout_ms * 1000000ull;
     int rc = GLEX_OK;
@@ -781,8 +784,12 @@ int glex_wait_until(glex_fabric_t *f, int (*done)(void *), void *arg, int timeou
             rc = GLEX_ETIMEDOUT;
             break;
         }
-        if (now - start < (uint64_t)spin_us * 1000ull)
+        if (now - start < spin_ns)
             continue;
+        if (now - start < yield_ns) { /* let the processes sharing this core run */
+            sched_yield();
+            continue;
+        }
         uint64_t left_ms = (end - now) / 1000000ull + 1;
         /* count as a sleeping host, then look once more: a direct-path peer
          * that wrote before seeing the count is seen here (glex_notify) */

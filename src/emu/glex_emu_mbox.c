@@ -74,12 +74,20 @@ void glex_notify(glex_fabric_t *f, uint32_t node)
         glex_ring(f, node);
 }
 
+static int oversubscribed(const glex_fabric_t *f)
+{
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    return !(ncpu > 0 && f->nnodes <= (uint32_t)ncpu);
+}
+
 int glex_spin_us(const glex_fabric_t *f)
 {
-    if (f->p.spin_us >= 0)
-        return f->p.spin_us;
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    return (ncpu > 0 && f->nnodes <= (uint32_t)ncpu) ? 50 : 0;
+    return f->p.spin_us >= 0 ? f->p.spin_us : oversubscribed(f) ? 0 : 50;
+}
+
+int glex_yield_us(const glex_fabric_t *f)
+{
+    return f->p.yield_us >= 0 ? f->p.yield_us : oversubscribed(f) ? 1000 : 0;
 }
 
 /* ---- RDMA by cross-memory attach ---- */

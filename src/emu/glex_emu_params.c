@@ -17,6 +17,7 @@ void glex_params_default(glex_params_t *p)
     p->pulses = 4;
     p->timeout_ms = 30000;
     p->spin_us = -1;
+    p->yield_us = -1;
     p->mailboxes = 16;
     p->mailbox_kb = 8;
 }
@@ -73,16 +74,24 @@ int glex_params_from_env(glex_params_t *p)
                               "GLEX_TIMEOUT=%s is invalid: allowed range 0.001..86400 seconds", s);
         p->timeout_ms = (uint32_t)(sec * 1000.0 + 0.5);
     }
-    s = getenv("GLEX_SPIN_US");
-    if (s && *s) {
+    static const struct {
+        const char *env;
+        size_t off;
+    } budgets[] = { { "GLEX_SPIN_US", offsetof(glex_params_t, spin_us) },
+                    { "GLEX_YIELD_US", offsetof(glex_params_t, yield_us) } };
+    for (size_t i = 0; i < sizeof budgets / sizeof budgets[0]; i++) {
+        int32_t *out = (int32_t *)((char *)p + budgets[i].off);
         uint32_t v;
+        s = getenv(budgets[i].env);
+        if (!s || !*s)
+            continue;
         if (!strcmp(s, "auto"))
-            p->spin_us = -1;
-        else if (parse_u32("GLEX_SPIN_US", s, 0, 100000, &v))
-            return glex_error(GLEX_EINVAL, "GLEX_SPIN_US=%s is invalid: allowed auto or 0..100000",
-                              s);
+            *out = -1;
+        else if (parse_u32(budgets[i].env, s, 0, 100000, &v))
+            return glex_error(GLEX_EINVAL, "%s=%s is invalid: allowed auto or 0..100000",
+                              budgets[i].env, s);
         else
-            p->spin_us = (int32_t)v;
+            *out = (int32_t)v;
     }
     return glex_params_check(p);
 }
@@ -111,6 +120,9 @@ int glex_params_check(const glex_params_t *p)
     if (p->spin_us < -1 || p->spin_us > 100000)
         return glex_error(GLEX_EINVAL, "GLEX_SPIN_US=%d is out of range auto(-1)..100000",
                           p->spin_us);
+    if (p->yield_us < -1 || p->yield_us > 100000)
+        return glex_error(GLEX_EINVAL, "GLEX_YIELD_US=%d is out of range auto(-1)..100000",
+                          p->yield_us);
     /* half the unit RAM is statically split per (JobID, VP) as guaranteed
      * credit, one page at least each: see doc/nic-model.md */
     uint64_t need = 2ull * glex_jobs_per_unit(p) * p->vps_per_node;

@@ -25,6 +25,7 @@ static void usage(FILE *o)
             "  GLEX_UNITS (8, 1..64)  GLEX_UNIT_BUFFER_KB (512)  GLEX_TABLE_SLOTS (2048)\n"
             "  GLEX_INLINE_MAX (48, 24..256)  GLEX_VPS_PER_NODE (4)  GLEX_DQ_DEPTH (1024)\n"
             "  GLEX_CQ_DEPTH (1024)  GLEX_PULSES (4)  GLEX_TIMEOUT (30 s)  GLEX_SPIN_US (auto)\n"
+            "  GLEX_YIELD_US (auto)\n"
             "  GLEX_ENGINE_BIND (process|rr|none|pu:N)  GLEX_ENGINE_THREAD (1|0)\n"
             "  GLEX_MAILBOXES (16, 0..1024)  GLEX_MAILBOX_KB (8, 1..1024)\n"
             "  GLEX_COLL_SEGMENT_KB (64)\n");
@@ -47,6 +48,10 @@ static void print_params(const glex_params_t *p)
         printf("  spin before blocking     auto (GLEX_SPIN_US)\n");
     else
         printf("  spin before blocking     %d us (GLEX_SPIN_US)\n", p->spin_us);
+    if (p->yield_us < 0)
+        printf("  yield before blocking    auto (GLEX_YIELD_US)\n");
+    else
+        printf("  yield before blocking    %d us (GLEX_YIELD_US)\n", p->yield_us);
     printf("  mailboxes per node       %u x 2 slots of %u KiB (GLEX_MAILBOXES, GLEX_MAILBOX_KB)\n",
            p->mailboxes, p->mailbox_kb);
     const char *b = getenv("GLEX_ENGINE_BIND");
