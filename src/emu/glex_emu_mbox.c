@@ -76,7 +76,13 @@ void glex_notify(glex_fabric_t *f, uint32_t node)
 
 static int oversubscribed(const glex_fabric_t *f)
 {
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    /* sysconf reads /sys on every call: once per process is enough */
+    static _Atomic long cpus;
+    long ncpu = atomic_load_explicit(&cpus, memory_order_relaxed);
+    if (!ncpu) {
+        ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+        atomic_store_explicit(&cpus, ncpu, memory_order_relaxed);
+    }
     return !(ncpu > 0 && f->nnodes <= (uint32_t)ncpu);
 }
 
