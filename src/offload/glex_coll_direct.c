@@ -201,9 +201,17 @@ static int fail(glex_group_t *g, glex_dcall_t *c, int rc)
 
 /* blocked on rank q: after GLEX_TIMEOUT ask whether it (or any rank) died;
  * a peer that failed this call ends it here too.  0 keep waiting, <0 error */
+static void notify_all(glex_group_t *g);
+
 static int blocked(glex_group_t *g, glex_dcall_t *c, uint32_t q)
 {
     glex_direct_t *d = g->direct;
+    if (c->notify) { /* about to wait: peers waiting for this rank's slot first */
+        c->notify = 0;
+        notify_all(g);
+    }
+    if (++c->polls & 63u) /* the clock only now and then */
+        return 0;
     uint64_t now = now_ns();
     if (!c->wait_since) {
         c->wait_since = now;
@@ -293,7 +301,7 @@ static int enter(glex_group_t *g, glex_dcall_t *c)
     atomic_store_explicit(&sl->seq, c->c, memory_order_release);
     d->wseq[s] = c->c;
     d->wreaders[s] = readers(c);
-    notify_all(g);
+    c->notify = 1; /* wake sleeping readers before this rank waits, or at its end */
     return 1;
 }
 
@@ -301,7 +309,8 @@ static int finish_call(glex_group_t *g, glex_dcall_t *c)
 {
     glex_direct_t *d = g->direct;
     atomic_store_explicit(&line_of(d, g->rank)->done, c->c, memory_order_release);
-    notify_all(g);
+    notify_all(g); /* also for the slot written at enter (one look for both) */
+    c->notify = 0;
     c->st = c->large ? ST_LARGE_DONE : ST_DONE;
     return 1;
 }
@@ -439,6 +448,7 @@ static int large_step(glex_group_t *g, glex_dcall_t *c)
             return finish_call(g, c);
         atomic_store_explicit(&line_of(d, me)->phase, c->c, memory_order_release);
         notify_all(g);
+        c->notify = 0;
         c->st = ST_LARGE_PHASE;
     }
     if (c->st == ST_LARGE_PHASE) { /* allreduce: gather the others' blocks */

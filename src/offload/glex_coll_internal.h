@@ -64,6 +64,8 @@ typedef struct glex_dcall {
     uint32_t c;         /* call number */
     int st;
     uint32_t q;         /* next rank to wait for */
+    int notify;         /* slot written, sleeping peers not yet woken */
+    uint32_t polls;     /* unsuccessful polls (the clock is read every 64th) */
     uint64_t wait_since, next_check;
     int status;
 } glex_dcall_t;
