@@ -227,6 +227,13 @@ void glex_host_wait_end(glex_fabric_t *f);
  * GLEX_SPIN_US, then blocks on the node's doorbell (futex).  GLEX_ETIMEDOUT
  * after timeout_ms (< 0: no limit). */
 int glex_wait_until(glex_fabric_t *f, int (*done)(void *), void *arg, int timeout_ms);
+/* the same, with flags: GLEX_WAIT_NO_ENGINE = what done() waits for needs no
+ * engine progress (the direct path): the engine thread, if there is one, is
+ * left alone (it keeps serving other traffic) instead of being parked while
+ * this host drives the engine */
+#define GLEX_WAIT_NO_ENGINE 1u
+int glex_wait_until_flags(glex_fabric_t *f, int (*done)(void *), void *arg, int timeout_ms,
+                          unsigned flags);
 
 /* ---- JobID allocation: members of a task agree on a JobID by a 64-bit key ---- */
 /* Returns a JobID 0..255 (>= 0) or GLEX_EAGAIN when all 256 are in use. */

@@ -766,6 +766,12 @@ void glex_engine_stop(glex_fabric_t *f)
  * with sched_yield up to GLEX_YIELD_US more, then blocks. */
 int glex_wait_until(glex_fabric_t *f, int (*done)(void *), void *arg, int timeout_ms)
 {
+    return glex_wait_until_flags(f, done, arg, timeout_ms, 0);
+}
+
+int glex_wait_until_flags(glex_fabric_t *f, int (*done)(void *), void *arg, int timeout_ms,
+                          unsigned flags)
+{
     if (done(arg)) /* the common case of a fast call: no clock, no bookkeeping */
         return GLEX_OK;
     uint64_t spin_ns = (uint64_t)glex_spin_us(f) * 1000ull;
@@ -774,10 +780,13 @@ int glex_wait_until(glex_fabric_t *f, int (*done)(void *), void *arg, int timeou
     uint64_t end = timeout_ms < 0 ? UINT64_MAX : start + (uint64_t)timeout_ms * 1000000ull;
     int rc = GLEX_OK;
     glex_node_shm_t *n = glex_node_shm(f, f->node);
-    glex_host_wait_begin(f);
+    /* without an engine thread this host is the only driver of progress */
+    int drive = !(flags & GLEX_WAIT_NO_ENGINE) || !f->eng->have_thread;
+    if (drive)
+        glex_host_wait_begin(f);
     while (!done(arg)) {
         uint32_t token = glex_wait_token(f);
-        if (glex_progress(f))
+        if (drive && glex_progress(f))
             continue;
         if (done(arg))
             break;
@@ -804,6 +813,7 @@ int glex_wait_until(glex_fabric_t *f, int (*done)(void *), void *arg, int timeou
         if (ready)
             break;
     }
-    glex_host_wait_end(f);
+    if (drive)
+        glex_host_wait_end(f);
     return rc;
 }

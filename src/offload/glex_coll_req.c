@@ -284,7 +284,7 @@ int glex_coll_test(glex_req_t *r, int *done)
 int glex_coll_wait(glex_req_t *r)
 {
     if (r->state != REQ_DONE && !req_poll(r))
-        glex_wait_until(r->g->f, req_poll, r, -1);
+        glex_wait_until_flags(r->g->f, req_poll, r, -1, r->direct ? GLEX_WAIT_NO_ENGINE : 0);
     return r->status;
 }
 

@@ -198,7 +198,10 @@ static int run(MPIR_Comm * comm, const glex_coll_args_t * a, MPIR_Errflag_t * er
     int rc = glex_coll_start(MPIDI_GLEX_COMM(comm).group, a, &w.greq);
     if (rc)
         return coll_error(rc, a->kind, errflag);
-    glex_wait_until(MPIDI_GLEX_global.fabric, blocking_done, &w, -1);   /* no time limit */
+    /* no time limit; a direct-path call needs no engine progress (the engine
+     * thread goes on serving point-to-point meanwhile) */
+    glex_wait_until_flags(MPIDI_GLEX_global.fabric, blocking_done, &w, -1,
+                          glex_coll_req_algo(w.greq) == GLEX_ALGO_DIRECT ? GLEX_WAIT_NO_ENGINE : 0);
     if (!w.done)   /* a point-to-point error interrupted the wait: finish the call */
         w.rc = glex_coll_wait(w.greq);
     glex_coll_req_free(w.greq);
