@@ -28,7 +28,7 @@
 
 #define CHUNK_BYTES (64u * 1024u) /* reduce-scatter chunk: stays in cache */
 #define LINE 64u
-#define SLOT_HDR 24u
+#define SLOT_HDR 32u
 
 typedef struct {
     _Atomic uint32_t done;   /* last call this rank completed */
@@ -41,6 +41,7 @@ typedef struct {
     _Atomic uint32_t seq; /* call whose data/addresses are in the slot */
     uint32_t len;
     uint64_t send, recv;  /* buffer addresses (large calls) */
+    uint64_t bytes;       /* the call's size as this rank has it */
     /* data at SLOT_HDR */
 } dslot_t;
 
@@ -191,6 +192,8 @@ static int fail(glex_group_t *g, glex_dcall_t *c, int rc)
 {
     glex_direct_t *d = g->direct;
     atomic_store(&line_of(d, g->rank)->failed, c->c);
+    /* the call is over here: this rank reads no peer buffer any more */
+    atomic_store(&line_of(d, g->rank)->done, c->c);
     for (uint32_t q = 0; q < g->size; q++)
         if (q != g->rank)
             glex_notify(g->f, g->nodes[q]);
@@ -236,6 +239,23 @@ static int blocked(glex_group_t *g, glex_dcall_t *c, uint32_t q)
 }
 
 static void progressed(glex_dcall_t *c) { c->wait_since = 0; }
+
+/* rank q's slot holds this call: do the sizes agree?  (counts that differ
+ * between ranks: ETRUNC where more comes than expected, else ESIZE) */
+static int size_ok(glex_group_t *g, glex_dcall_t *c, uint32_t q)
+{
+    uint64_t theirs = slot_of(g->direct, q, c->c & 1u)->bytes;
+    if (q == g->rank || theirs == c->bytes)
+        return 1;
+    int receiving = c->a.kind == GLEX_COLL_BCAST || c->a.kind == GLEX_COLL_ALLREDUCE ||
+                    g->rank == c->a.root;
+    fail(g, c, glex_set_error(receiving && theirs > c->bytes ? GLEX_ETRUNC : GLEX_ESIZE,
+                              "%s (direct): rank %u has %llu bytes, rank %u %llu (counts differ "
+                              "between ranks)", glex_coll_kind_name(c->a.kind), q,
+                              (unsigned long long)theirs, g->rank,
+                              (unsigned long long)c->bytes));
+    return 0;
+}
 
 /* wake the peers asleep waiting for this rank (wait_for) */
 static void notify_all(glex_group_t *g)
@@ -298,6 +318,7 @@ static int enter(glex_group_t *g, glex_dcall_t *c)
         memcpy(slot_data(sl), send_ptr(&c->a), c->bytes);
     }
     sl->len = (uint32_t)(c->large ? 0 : c->bytes);
+    sl->bytes = c->bytes;
     atomic_store_explicit(&sl->seq, c->c, memory_order_release);
     d->wseq[s] = c->c;
     d->wreaders[s] = readers(c);
@@ -331,6 +352,8 @@ static int small_step(glex_group_t *g, glex_dcall_t *c)
             dslot_t *sl = slot_of(d, c->a.root, s);
             if (!reached(g, &sl->seq, c->c, 1, c->a.root))
                 return blocked(g, c, c->a.root);
+            if (!size_ok(g, c, c->a.root))
+                return c->status;
             memcpy(c->a.recvbuf, slot_data(sl), c->bytes);
         }
         return finish_call(g, c);
@@ -343,6 +366,8 @@ static int small_step(glex_group_t *g, glex_dcall_t *c)
         if (!reached(g, &sl->seq, c->c, 1, c->q))
             return blocked(g, c, c->q);
         progressed(c);
+        if (!size_ok(g, c, c->q))
+            return c->status;
         if (!c->bytes)
             continue;
         int rc = c->q == 0 ? (memcpy(c->a.recvbuf, slot_data(sl), c->bytes), GLEX_OK)
@@ -433,6 +458,8 @@ static int large_step(glex_group_t *g, glex_dcall_t *c)
             if (!reached(g, &slot_of(d, c->q, s)->seq, c->c, 1, c->q))
                 return blocked(g, c, c->q);
             progressed(c);
+            if (!size_ok(g, c, c->q))
+                return c->status;
         }
         c->q = 0;
         if (c->a.kind == GLEX_COLL_BCAST) {
