@@ -26,6 +26,10 @@ def main():
     overlap = defaultdict(dict)
     with open(path) as f:
         for row in csv.DictReader(f):
+            try:
+                int(row["np"]), int(row["size"]), float(row["avg_us"])
+            except (TypeError, ValueError):
+                continue  # not a result row
             key = (row["coll"], int(row["np"]))
             lat[key].setdefault(row["system"], {})[int(row["size"])] = float(row["avg_us"])
             if row["overlap_pct"]:

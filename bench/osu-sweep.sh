@@ -89,18 +89,22 @@ bcast:recursive_doubling|reduce:recursive_doubling) continue ;;
           cmd="env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun.openmpi $os -n $np $out/bin/glex-osu-openmpi" ;;
       esac
       t0=$(date +%s)
-      if timeout "$limit" $cmd $args > "$out/run.tmp" 2> "$out/run.err"; then
-        cat "$out/run.tmp" >> "$csv"
+      timeout "$limit" $cmd $args > "$out/run.tmp" 2> "$out/run.err"; rc=$?
+      # only complete rows of this run (a killed run can leave a partial line
+      # and mpiexec's own messages on stdout)
+      grep "^$sys,$coll,$np,[0-9]*,[0-9.]*,[0-9.]*,[0-9.]*,[0-9]*,[0-9.]*,[0-9.]*,[0-9.]*$" \
+        "$out/run.tmp" > "$out/rows.tmp"
+      cat "$out/rows.tmp" >> "$csv"
+      if [ $rc = 0 ]; then
         echo "# $sys $coll np=$np: $(( $(date +%s) - t0 )) s"
       else
-        echo "# $sys $coll np=$np: FAILED or over ${limit} s (rows kept: $(wc -l < "$out/run.tmp")):"
-        cat "$out/run.tmp" >> "$csv"
+        echo "# $sys $coll np=$np: FAILED (exit $rc; 124 = over ${limit} s), rows kept: $(wc -l < "$out/rows.tmp")"
         tail -3 "$out/run.err"
       fi
     done
   done
 done
-rm -f "$out/run.tmp" "$out/run.err"
+rm -f "$out/run.tmp" "$out/run.err" "$out/rows.tmp"
 echo "# CSV: $csv"
 py=python3
 [ -x /usr/bin/python3 ] && /usr/bin/python3 -c "import matplotlib" 2>/dev/null && py=/usr/bin/python3

@@ -50,6 +50,7 @@ struct glex_direct {
     uint8_t **area;      /* per rank: its mailbox area */
     size_t slot_stride, cap;
     uint32_t seq;        /* last call number started */
+    uint32_t entered;    /* last call number that entered (wrote its slot) */
     uint32_t sync;       /* every rank has completed the calls up to this one */
     uint32_t wseq[2];    /* last call that wrote my slot s */
     int64_t wreaders[2]; /* its readers: -1 all, else the root's rank */
@@ -298,13 +299,20 @@ static int enter(glex_group_t *g, glex_dcall_t *c)
 {
     glex_direct_t *d = g->direct;
     uint32_t s = c->c & 1u;
-    if (!writes_slot(g, c))
+    uint32_t next = d->entered + 1 ? d->entered + 1 : 1; /* 0 is skipped */
+    if (c->c != next && d->entered) /* calls in flight enter in order */
+        return 0;
+    if (!writes_slot(g, c)) {
+        d->entered = c->c;
         return 1;
+    }
     uint32_t w = d->wseq[s];
-    if (w && !after_eq(d->sync, w)) { /* the slot's last readers must be through */
+    if (w && !after_eq(d->sync, w)) { /* the slot's last readers (this rank too:
+                                       * several calls may be in flight) must be through */
         for (uint32_t q = d->wreaders[s] < 0 ? 0 : (uint32_t)d->wreaders[s]; q < g->size; q++) {
-            if (q != g->rank && !reached(g, &line_of(d, q)->done, w, 0, q))
-                return blocked(g, c, q);
+            if (q == g->rank ? !after_eq(atomic_load(&line_of(d, q)->done), w)
+                             : !reached(g, &line_of(d, q)->done, w, 0, q))
+                return q == g->rank ? 0 : blocked(g, c, q);
             if (d->wreaders[s] >= 0)
                 break;
         }
@@ -322,6 +330,7 @@ static int enter(glex_group_t *g, glex_dcall_t *c)
     atomic_store_explicit(&sl->seq, c->c, memory_order_release);
     d->wseq[s] = c->c;
     d->wreaders[s] = readers(c);
+    d->entered = c->c;
     c->notify = 1; /* wake sleeping readers before this rank waits, or at its end */
     return 1;
 }

@@ -54,6 +54,7 @@ struct glex_group {
     glex_direct_t *direct; /* direct path (glex_coll_direct.c) */
     int direct_state;      /* 0 not set up yet, 1 on, -1 off (a member had no mailbox) */
     struct glex_req *spare; /* a finished direct-path request kept for the next call */
+    struct glex_req *dfirst, *dlast; /* direct calls in flight, oldest first */
 };
 
 /* a direct-path call in progress */

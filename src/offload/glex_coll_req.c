@@ -23,6 +23,7 @@ struct glex_req {
     void *bases[4];
     void *tmp;
     int direct;          /* a direct-path call (dc), no plan */
+    struct glex_req *dnext; /* next direct call in flight on the group */
     glex_dcall_t dc;
 };
 
@@ -185,8 +186,26 @@ static int req_poll(void *arg)
 {
     glex_req_t *r = arg;
     if (r->direct) {
-        if (r->state != REQ_DONE && glex_direct_poll(r->g, &r->dc))
-            r->status = r->dc.status, r->state = REQ_DONE;
+        /* direct calls in flight on a group advance oldest first, up to this
+         * one: a later call may wait for an earlier one's slot */
+        glex_req_t **pp = &r->g->dfirst, *prev = NULL;
+        while (r->state != REQ_DONE && *pp) {
+            glex_req_t *q = *pp;
+            if (!glex_direct_poll(r->g, &q->dc)) {
+                if (q == r)
+                    break;
+                prev = q;
+                pp = &q->dnext;
+                continue;
+            }
+            q->status = q->dc.status;
+            q->state = REQ_DONE;
+            *pp = q->dnext;
+            if (r->g->dlast == q)
+                r->g->dlast = prev;
+            if (q == r)
+                break;
+        }
         return r->state == REQ_DONE;
     }
     advance(r);
@@ -225,6 +244,11 @@ static int start_direct(glex_group_t *g, const glex_coll_args_t *a, glex_algo_t 
     r->state = REQ_RUNNING;
     g->calls++;
     glex_direct_start(g, a, &r->dc);
+    if (g->dlast)
+        g->dlast->dnext = r;
+    else
+        g->dfirst = r;
+    g->dlast = r;
     req_poll(r);
     *out = r;
     return GLEX_OK;
