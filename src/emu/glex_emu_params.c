@@ -19,7 +19,7 @@ void glex_params_default(glex_params_t *p)
     p->spin_us = -1;
     p->yield_us = -1;
     p->mailboxes = 16;
-    p->mailbox_kb = 8;
+    p->mailbox_kb = 64;
 }
 
 typedef struct {

@@ -27,7 +27,7 @@ static void usage(FILE *o)
             "  GLEX_CQ_DEPTH (1024)  GLEX_PULSES (4)  GLEX_TIMEOUT (30 s)  GLEX_SPIN_US (auto)\n"
             "  GLEX_YIELD_US (auto)\n"
             "  GLEX_ENGINE_BIND (process|rr|none|pu:N)  GLEX_ENGINE_THREAD (1|0)\n"
-            "  GLEX_MAILBOXES (16, 0..1024)  GLEX_MAILBOX_KB (8, 1..1024)\n"
+            "  GLEX_MAILBOXES (16, 0..1024)  GLEX_MAILBOX_KB (64, 1..1024)\n"
             "  GLEX_COLL_SEGMENT_KB (64)\n");
 }
 
