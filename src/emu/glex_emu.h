@@ -296,8 +296,8 @@ int glex_rdma_write(glex_fabric_t *f, uint32_t node, uint64_t remote, const void
                     size_t len);
 /* the spin budget GLEX_SPIN_US resolves to on this fabric (auto: 50 us when
  * the job has no more processes than online CPUs, else 0), and the budget of
- * polling with sched_yield after it, GLEX_YIELD_US (auto: 0 when the job has
- * no more processes than online CPUs, else 1000 us) */
+ * polling with sched_yield after it, GLEX_YIELD_US (auto: 1000 us when the
+ * job has 2 to 16 processes per online CPU, else 0) */
 int glex_spin_us(const glex_fabric_t *f);
 int glex_yield_us(const glex_fabric_t *f);
 
