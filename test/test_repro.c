@@ -60,7 +60,9 @@ static int run(glex_tctx_t *c)
             for (int ci = 0; ci < 2; ci++) {
                 glex_coll_args_t a = { .kind = (glex_coll_kind_t)kind, .algo = (glex_algo_t)algo,
                                        .type = GLEX_DOUBLE, .op = GLEX_OP_SUM,
-                                       .count = counts[ci], .root = 1 % (uint32_t)c->n };
+                                       .count = counts[ci], .root = 1 % (uint32_t)c->n,
+                                       /* as glex_coll_run marks it: resolve says what runs */
+                                       .blocking = algo == GLEX_ALGO_DIRECT };
                 if (!glex_algo_valid(a.kind, a.algo))
                     continue;
                 double *in = malloc(a.count * 8), *out = malloc(a.count * 8),

@@ -50,9 +50,11 @@ typedef struct glex_coll_args {
     glex_op_t op;          /* reduce, allreduce */
     const void *sendbuf;   /* GLEX_IN_PLACE or == recvbuf: in place */
     void *recvbuf;         /* bcast: the buffer; reduce: significant at root */
-    int blocking;          /* 1: the caller waits for the call at once (so 'auto' may
-                              choose the direct path, which progresses only when the
-                              caller tests or waits) */
+    int blocking;          /* 1: the caller waits for the call before it starts another
+                              on the group (glex_coll_run sets it for a call that
+                              names direct): the direct path,
+                              which progresses only when the caller tests or waits,
+                              runs only such calls ('auto' picks it for them) */
 } glex_coll_args_t;
 
 /* Which algorithm a call will run: the one asked for when it fits the call,

@@ -51,6 +51,7 @@ struct glex_direct {
     size_t slot_stride, cap;
     uint32_t seq;        /* last call number started */
     uint32_t entered;    /* last call number that entered (wrote its slot) */
+    uint32_t finished;   /* last call number whose done this rank published */
     uint32_t sync;       /* every rank has completed the calls up to this one */
     uint32_t wseq[2];    /* last call that wrote my slot s */
     int64_t wreaders[2]; /* its readers: -1 all, else the root's rank */
@@ -65,6 +66,8 @@ static uint64_t now_ns(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
+
+static uint32_t next_call(uint32_t c) { return c + 1 ? c + 1 : 1; } /* 0 is skipped */
 
 static inline int after_eq(uint32_t a, uint32_t b) { return (int32_t)(a - b) >= 0; }
 static inline dline_t *line_of(const glex_direct_t *d, uint32_t q) { return (dline_t *)d->area[q]; }
@@ -193,8 +196,12 @@ static int fail(glex_group_t *g, glex_dcall_t *c, int rc)
 {
     glex_direct_t *d = g->direct;
     atomic_store(&line_of(d, g->rank)->failed, c->c);
-    /* the call is over here: this rank reads no peer buffer any more */
-    atomic_store(&line_of(d, g->rank)->done, c->c);
+    /* the call is over here: this rank reads no peer buffer any more (said
+     * in call order, like every done) */
+    if (c->c == next_call(d->finished)) {
+        d->finished = c->c;
+        atomic_store(&line_of(d, g->rank)->done, c->c);
+    }
     for (uint32_t q = 0; q < g->size; q++)
         if (q != g->rank)
             glex_notify(g->f, g->nodes[q]);
@@ -299,8 +306,7 @@ static int enter(glex_group_t *g, glex_dcall_t *c)
 {
     glex_direct_t *d = g->direct;
     uint32_t s = c->c & 1u;
-    uint32_t next = d->entered + 1 ? d->entered + 1 : 1; /* 0 is skipped */
-    if (c->c != next && d->entered) /* calls in flight enter in order */
+    if (c->c != next_call(d->entered) && d->entered) /* calls in flight enter in order */
         return 0;
     if (!writes_slot(g, c)) {
         d->entered = c->c;
@@ -335,9 +341,25 @@ static int enter(glex_group_t *g, glex_dcall_t *c)
     return 1;
 }
 
+/* not this call's turn yet (an earlier one in flight goes first): wake the
+ * peers waiting for what this call wrote, then wait */
+static int later(glex_group_t *g, glex_dcall_t *c)
+{
+    if (c->notify) {
+        c->notify = 0;
+        notify_all(g);
+    }
+    return 0;
+}
+
 static int finish_call(glex_group_t *g, glex_dcall_t *c)
 {
     glex_direct_t *d = g->direct;
+    /* done words are read as 'completed every call up to this one': with
+     * several calls in flight, publish them in call order */
+    if (c->c != next_call(d->finished))
+        return later(g, c);
+    d->finished = c->c;
     atomic_store_explicit(&line_of(d, g->rank)->done, c->c, memory_order_release);
     notify_all(g); /* also for the slot written at enter (one look for both) */
     c->notify = 0;
@@ -461,6 +483,8 @@ static int large_step(glex_group_t *g, glex_dcall_t *c)
     uint32_t s = c->c & 1u, me = g->rank;
     int rc;
     if (c->st == ST_LARGE_WAIT) { /* everyone's addresses (bcast: the root's) */
+        if (c->c != next_call(d->finished)) /* earlier calls in flight first */
+            return later(g, c);
         for (; c->q < g->size; c->q++) {
             if (c->a.kind == GLEX_COLL_BCAST && c->q != c->a.root)
                 continue;

@@ -71,8 +71,9 @@ bool glex_algo_fits(const glex_group_t *g, const glex_coll_args_t *a, glex_algo_
         return n >= 2 && a->count >= pof2_floor(n);
     case GLEX_ALGO_DOUBLE_TREE:
         return n >= 2 && a->count >= 2;
-    case GLEX_ALGO_DIRECT: /* every member has a mailbox (agreed at the first call) */
-        return glex_fabric_params(g->f)->mailboxes > 0 && g->direct_state >= 0;
+    case GLEX_ALGO_DIRECT: /* a call waited for at once (one direct call in flight per
+                              group), every member with a mailbox (agreed at the first) */
+        return a->blocking && glex_fabric_params(g->f)->mailboxes > 0 && g->direct_state >= 0;
     default:
         return false;
     }

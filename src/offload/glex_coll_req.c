@@ -332,7 +332,12 @@ int glex_coll_req_job(const glex_req_t *r) { return r->job; }
 int glex_coll_run(glex_group_t *g, const glex_coll_args_t *a)
 {
     glex_req_t *r;
-    int rc = glex_coll_start(g, a, &r);
+    glex_coll_args_t b = *a;
+    /* waited for at once: a call that names the direct path may run it
+     * ('auto' takes it only when the caller sets blocking itself) */
+    if (b.algo == GLEX_ALGO_DIRECT)
+        b.blocking = 1;
+    int rc = glex_coll_start(g, &b, &r);
     if (rc)
         return rc;
     rc = glex_coll_wait(r);

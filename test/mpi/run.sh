@@ -129,8 +129,8 @@ for c in $osu_colls; do
   # shellcheck disable=SC2086
   run "glex-osu -c $c (auto: direct for the blocking ones)" 3 -- "$out/glex-osu" -c $c $osu
 done
-# nonblocking calls on the direct path when asked for by name
-run "glex-osu -c iallreduce, direct by name" 4 GLEX_ALLREDUCE_ALGO=direct -- \
+# nonblocking calls that name the direct path run the engine (right results)
+run "glex-osu -c iallreduce with GLEX_ALLREDUCE_ALGO=direct" 4 GLEX_ALLREDUCE_ALGO=direct -- \
   "$out/glex-osu" -c iallreduce $osu
 # one mailbox per process: the first communicator takes it, the others agree
 # to use the engine algorithms; results stay right
