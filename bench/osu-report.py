@@ -79,6 +79,9 @@ def main():
         print("# no matplotlib: plot skipped (Debian: apt-get install python3-matplotlib)")
         return
     keys = sorted(lat)
+    systems = sorted({s for k in keys for s in lat[k]})
+    palette = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    color = {s: palette[i % len(palette)] for i, s in enumerate(systems)}  # same in every panel
     colls = sorted({k[0] for k in keys})
     nps = sorted({k[1] for k in keys})
     fig, axes = plt.subplots(len(colls), len(nps), figsize=(4.2 * len(nps), 3.4 * len(colls)),
@@ -91,7 +94,7 @@ def main():
                 style = "-" if s in STOCK or s == OURS else ":"
                 width = 2.2 if s == OURS else 1.2
                 ax.plot([max(x, 1) for x in xs], [pts[x] for x in xs], style, marker=".",
-                        linewidth=width, label=s)
+                        linewidth=width, label=s, color=color[s])
             ax.set_xscale("log", base=2)
             ax.set_yscale("log")
             ax.set_title(f"{coll}, {np_} processes", fontsize=9)
@@ -100,6 +103,9 @@ def main():
             ax.grid(True, which="both", alpha=0.3)
             ax.tick_params(labelsize=7)
             if i == 0 and j == 0:
+                for s in systems:  # every system in the legend, also if absent here
+                    if s not in lat.get((coll, np_), {}):
+                        ax.plot([], [], color=color[s], label=s)
                 ax.legend(fontsize=6)
     fig.tight_layout()
     fig.savefig(f"{out}/osu.png", dpi=90)
