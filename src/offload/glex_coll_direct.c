@@ -18,6 +18,7 @@
  *   large:  reduce-scatter by RDMA reads, phase = c, allgather by RDMA
  *           reads, done = c, and every rank waits until all are done (a peer
  *           may still read its buffers before that). */
+#define _POSIX_C_SOURCE 200809L
 #include "glex_coll_internal.h"
 
 #include <sched.h>
