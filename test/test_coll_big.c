@@ -1,6 +1,7 @@
 /* test_coll_big.c - messages around the 512 KB unit buffer for every
- * collective x algorithm x mode, and a 64 MiB allreduce per algorithm through
- * the default 512 KB buffer (pulsed credits).  Usage: test_coll_big [n ...] */
+ * collective x algorithm x mode, a 64 MiB allreduce per algorithm through
+ * the default 512 KB buffer (pulsed credits), and the direct path across its
+ * mailbox/RDMA threshold.  Usage: test_coll_big [n ...] */
 #include "glex_test.h"
 #include "glex_test_ref.h"
 
@@ -46,6 +47,31 @@ static const char *check_call(glex_tctx_t *c, glex_coll_args_t *a, uint64_t seed
     return err;
 }
 
+/* allreduce with sendbuf GLEX_IN_PLACE */
+static const char *check_inplace(glex_tctx_t *c, glex_coll_args_t *a, uint64_t seed)
+{
+    static char msg[200];
+    uint64_t bytes = a->count * glex_type_size(a->type);
+    uint8_t *buf = malloc(bytes + 1), *exp = malloc(bytes + 1);
+    const char *err = NULL;
+    ref_fill(a->type, a->op, c->rank, seed, buf, a->count);
+    ref_expected(a->type, a->op, c->n, seed, exp, a->count);
+    a->sendbuf = GLEX_IN_PLACE;
+    a->recvbuf = buf;
+    int rc = glex_coll_run(c->g, a);
+    int64_t at = rc ? -1 : ref_compare(a->type, buf, exp, a->count);
+    if (rc || at >= 0) {
+        if (rc)
+            snprintf(msg, sizeof msg, "rc %d: %s", rc, glex_last_error());
+        else
+            snprintf(msg, sizeof msg, "in place: wrong at element %lld", (long long)at);
+        err = msg;
+    }
+    free(buf);
+    free(exp);
+    return err;
+}
+
 static int around_buffer(glex_tctx_t *c)
 {
     uint64_t seed = 7;
@@ -74,6 +100,35 @@ static int around_buffer(glex_tctx_t *c)
                                            glex_type_name(a.type), (unsigned long long)a.count,
                                            a.root, e);
                     }
+                }
+            }
+        }
+    return 0;
+}
+
+/* the direct path on both sides of its mailbox/RDMA threshold (GLEX_RDMA_KB
+ * of the run's parameters), every root, in place and not */
+static int direct_sizes(glex_tctx_t *c)
+{
+    static const uint64_t counts[] = { 1, 7, 1023, 1024, 1025, 2048, 4095, 4096, 4097,
+                                       16383, 16384, 16385, 40000 };
+    uint64_t seed = 900;
+    for (int kind = 0; kind < GLEX_COLL_BARRIER; kind++)
+        for (int inplace = 0; inplace < 2; inplace++) {
+            if (inplace && kind != GLEX_COLL_ALLREDUCE)
+                continue;
+            int id = glex_case(c, "direct %s%s, 4 B to 160 KB, every root",
+                               glex_coll_kind_name((glex_coll_kind_t)kind),
+                               inplace ? " in place" : "");
+            for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+                glex_coll_args_t a = { .kind = (glex_coll_kind_t)kind, .algo = GLEX_ALGO_DIRECT,
+                                       .type = GLEX_INT32, .op = GLEX_OP_SUM,
+                                       .count = counts[i], .root = (uint32_t)(i % c->n) };
+                const char *e = inplace ? check_inplace(c, &a, seed++) : check_call(c, &a, seed++);
+                if (e) {
+                    glex_case_fail(c, id, "count %llu root %u: %s", (unsigned long long)a.count,
+                                   a.root, e);
+                    break;
                 }
             }
         }
@@ -118,5 +173,16 @@ int main(int argc, char **argv)
     for (int i = 0; i < ns; i++)
         glex_run_group(sizes[i], NULL, around_buffer, NULL, 1200, "big");
     glex_run_group(3, NULL, huge, NULL, 1200, "huge");
+    /* the direct path's threshold: default (auto), everything by RDMA, and
+     * 16 KiB, at 2, 3 and 5 processes */
+    glex_params_t p;
+    glex_params_default(&p);
+    int rdma_kb[3] = { -1, 0, 16 };
+    for (int k = 0; k < 3; k++) {
+        p.rdma_kb = rdma_kb[k];
+        for (int n = 2; n <= 5; n += n == 3 ? 2 : 1)
+            glex_run_group(n, &p, direct_sizes, NULL, 600, k == 0 ? "direct auto" :
+                           k == 1 ? "direct GLEX_RDMA_KB=0" : "direct GLEX_RDMA_KB=16");
+    }
     return tap_done();
 }

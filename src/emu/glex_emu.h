@@ -15,7 +15,7 @@
 extern "C" {
 #endif
 
-#define GLEX_ABI_VERSION 3u
+#define GLEX_ABI_VERSION 4u
 
 /* ---- error codes (all negative; 0 is success) ---- */
 enum {
@@ -55,6 +55,7 @@ typedef struct glex_params {
     int32_t yield_us;        /* then poll + sched_yield, -1 = auto  GLEX_YIELD_US */
     uint32_t mailboxes;      /* mailboxes per node (direct path)    GLEX_MAILBOXES */
     uint32_t mailbox_kb;     /* each of a mailbox's 2 slots, KiB    GLEX_MAILBOX_KB */
+    int32_t rdma_kb;         /* direct path: RDMA above, KiB, -1 = auto  GLEX_RDMA_KB */
 } glex_params_t;
 
 #define GLEX_INLINE_CAP 256u       /* largest inline_max accepted */
@@ -300,6 +301,10 @@ int glex_rdma_write(glex_fabric_t *f, uint32_t node, uint64_t remote, const void
  * job has 2 to 16 processes per online CPU, else 0) */
 int glex_spin_us(const glex_fabric_t *f);
 int glex_yield_us(const glex_fabric_t *f);
+/* messages of more bytes than this take RDMA rather than a mailbox slot on
+ * the direct path, GLEX_RDMA_KB (auto: 8 KiB when the job has no more
+ * processes than online CPUs, else SIZE_MAX: whatever fits a slot) */
+size_t glex_rdma_threshold(const glex_fabric_t *f);
 
 #ifdef __cplusplus
 }

@@ -70,13 +70,23 @@ static int check_job_name(const char *job)
     return GLEX_OK;
 }
 
+/* a compared parameter's value as the user writes it (-1 is 'auto') */
+static const char *param_text(uint32_t v, char buf[16])
+{
+    if (v == UINT32_MAX)
+        return "auto";
+    snprintf(buf, 16, "%u", v);
+    return buf;
+}
+
 /* first layout-relevant parameter that differs, or NULL */
 static const char *param_mismatch(const glex_params_t *a, const glex_params_t *b, uint32_t *va,
                                   uint32_t *vb)
 {
 #define CMP(field, env)                  \
     if (a->field != b->field) {          \
-        *va = a->field, *vb = b->field;  \
+        *va = (uint32_t)a->field;        \
+        *vb = (uint32_t)b->field;        \
         return env;                      \
     }
     CMP(units, "GLEX_UNITS")
@@ -89,6 +99,7 @@ static const char *param_mismatch(const glex_params_t *a, const glex_params_t *b
     CMP(pulses, "GLEX_PULSES")
     CMP(mailboxes, "GLEX_MAILBOXES")
     CMP(mailbox_kb, "GLEX_MAILBOX_KB")
+    CMP(rdma_kb, "GLEX_RDMA_KB") /* every process must pick the same path */
 #undef CMP
     return NULL;
 }
@@ -133,6 +144,7 @@ static int attach_existing(glex_fabric_t *f, int fd, const glex_params_t *p, uin
         return glex_error(GLEX_ESYS, "mmap %s: %s", f->name, strerror(errno));
     int rc = GLEX_OK;
     uint32_t va = 0, vb = 0;
+    char sa[16], sb[16];
     const char *which;
     if (!wait_until(hdr_ready, h, 5000))
         rc = glex_error(GLEX_EMISMATCH, "segment %s: header never became ready", f->name);
@@ -146,8 +158,8 @@ static int attach_existing(glex_fabric_t *f, int fd, const glex_params_t *p, uin
         rc = glex_error(GLEX_EMISMATCH, "segment %s: created for %u nodes, this process says %u",
                         f->name, h->nnodes, nnodes);
     else if ((which = param_mismatch(&h->params, p, &va, &vb)))
-        rc = glex_error(GLEX_EMISMATCH, "segment %s: created with %s=%u, this process has %u",
-                        f->name, which, va, vb);
+        rc = glex_error(GLEX_EMISMATCH, "segment %s: created with %s=%s, this process has %s",
+                        f->name, which, param_text(va, sa), param_text(vb, sb));
     else if ((uint64_t)st.st_size != h->total_size)
         rc = glex_error(GLEX_EMISMATCH, "segment %s: size %lld, header says %llu", f->name,
                         (long long)st.st_size, (unsigned long long)h->total_size);

@@ -104,6 +104,17 @@ int glex_yield_us(const glex_fabric_t *f)
     return k > 1 && k <= 16 ? 1000 : 0;
 }
 
+size_t glex_rdma_threshold(const glex_fabric_t *f)
+{
+    /* measured (doc/performance.md): with a core per process RDMA, one copy
+     * per byte split over both sides, beats the mailbox's two copies from
+     * 16 KiB; when processes share cores the mailbox (no system calls, no
+     * waiting for the peer to map pages) wins up to its full 64 KiB */
+    if (f->p.rdma_kb >= 0)
+        return (size_t)f->p.rdma_kb * 1024u;
+    return per_cpu(f) <= 1 ? 8192u : SIZE_MAX;
+}
+
 /* ---- RDMA by cross-memory attach ---- */
 
 static int rdma(glex_fabric_t *f, uint32_t node, void *local, uint64_t remote, size_t len,

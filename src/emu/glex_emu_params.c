@@ -20,6 +20,7 @@ void glex_params_default(glex_params_t *p)
     p->yield_us = -1;
     p->mailboxes = 16;
     p->mailbox_kb = 64;
+    p->rdma_kb = -1;
 }
 
 typedef struct {
@@ -77,8 +78,10 @@ int glex_params_from_env(glex_params_t *p)
     static const struct {
         const char *env;
         size_t off;
-    } budgets[] = { { "GLEX_SPIN_US", offsetof(glex_params_t, spin_us) },
-                    { "GLEX_YIELD_US", offsetof(glex_params_t, yield_us) } };
+        uint32_t hi;
+    } budgets[] = { { "GLEX_SPIN_US", offsetof(glex_params_t, spin_us), 100000 },
+                    { "GLEX_YIELD_US", offsetof(glex_params_t, yield_us), 100000 },
+                    { "GLEX_RDMA_KB", offsetof(glex_params_t, rdma_kb), 1024 } };
     for (size_t i = 0; i < sizeof budgets / sizeof budgets[0]; i++) {
         int32_t *out = (int32_t *)((char *)p + budgets[i].off);
         uint32_t v;
@@ -87,9 +90,9 @@ int glex_params_from_env(glex_params_t *p)
             continue;
         if (!strcmp(s, "auto"))
             *out = -1;
-        else if (parse_u32(budgets[i].env, s, 0, 100000, &v))
-            return glex_error(GLEX_EINVAL, "%s=%s is invalid: allowed auto or 0..100000",
-                              budgets[i].env, s);
+        else if (parse_u32(budgets[i].env, s, 0, budgets[i].hi, &v))
+            return glex_error(GLEX_EINVAL, "%s=%s is invalid: allowed auto or 0..%u",
+                              budgets[i].env, s, budgets[i].hi);
         else
             *out = (int32_t)v;
     }
@@ -123,6 +126,9 @@ int glex_params_check(const glex_params_t *p)
     if (p->yield_us < -1 || p->yield_us > 100000)
         return glex_error(GLEX_EINVAL, "GLEX_YIELD_US=%d is out of range auto(-1)..100000",
                           p->yield_us);
+    if (p->rdma_kb < -1 || p->rdma_kb > 1024)
+        return glex_error(GLEX_EINVAL, "GLEX_RDMA_KB=%d is out of range auto(-1)..1024",
+                          p->rdma_kb);
     /* half the unit RAM is statically split per (JobID, VP) as guaranteed
      * credit, one page at least each: see doc/nic-model.md */
     uint64_t need = 2ull * glex_jobs_per_unit(p) * p->vps_per_node;

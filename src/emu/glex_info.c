@@ -25,7 +25,7 @@ static void usage(FILE *o)
             "  GLEX_UNITS (8, 1..64)  GLEX_UNIT_BUFFER_KB (512)  GLEX_TABLE_SLOTS (2048)\n"
             "  GLEX_INLINE_MAX (48, 24..256)  GLEX_VPS_PER_NODE (4)  GLEX_DQ_DEPTH (1024)\n"
             "  GLEX_CQ_DEPTH (1024)  GLEX_PULSES (4)  GLEX_TIMEOUT (30 s)  GLEX_SPIN_US (auto)\n"
-            "  GLEX_YIELD_US (auto)\n"
+            "  GLEX_YIELD_US (auto)  GLEX_RDMA_KB (auto, 0..1024)\n"
             "  GLEX_ENGINE_BIND (process|rr|none|pu:N)  GLEX_ENGINE_THREAD (1|0)\n"
             "  GLEX_MAILBOXES (16, 0..1024)  GLEX_MAILBOX_KB (64, 1..1024)\n"
             "  GLEX_COLL_SEGMENT_KB (64)\n");
@@ -54,6 +54,10 @@ static void print_params(const glex_params_t *p)
         printf("  yield before blocking    %d us (GLEX_YIELD_US)\n", p->yield_us);
     printf("  mailboxes per node       %u x 2 slots of %u KiB (GLEX_MAILBOXES, GLEX_MAILBOX_KB)\n",
            p->mailboxes, p->mailbox_kb);
+    if (p->rdma_kb < 0)
+        printf("  direct path RDMA above   auto (GLEX_RDMA_KB)\n");
+    else
+        printf("  direct path RDMA above   %d KiB (GLEX_RDMA_KB)\n", p->rdma_kb);
     const char *b = getenv("GLEX_ENGINE_BIND");
     printf("  engine thread placement  %s (GLEX_ENGINE_BIND)\n", b && *b ? b : "process");
     printf("  JobIDs / NodeIDs / VPs / SeqIDs  %u / %u / %u / %u\n", GLEX_MAX_JOBS,

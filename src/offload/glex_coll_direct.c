@@ -2,9 +2,9 @@
  * mailboxes (small messages: the data itself, written once, read by each
  * consumer straight from the writer's slot) and RDMA (large messages: every
  * rank reduces its block reading the others' buffers in place, one copy per
- * byte, then reads the others' result blocks).  No engine hand-off, no
- * packets: the calling thread does the work, so it serves blocking calls
- * (and nonblocking ones when asked for by name, progressing in test/wait).
+ * byte, and writes the result block into the others' buffers).  No engine
+ * hand-off, no packets: the calling thread does the work, so it serves
+ * blocking calls.
  *
  * Results are reproducible and equal on every rank: each element is
  * combined in rank order 0, 1, ..., n-1 by exactly one rank.
@@ -15,9 +15,13 @@
  *           its slot s have completed it, writes data (small) or its buffer
  *           addresses (large), then publishes seq = c;
  *   small:  readers wait for seq == c and combine/copy; done = c;
- *   large:  reduce-scatter by RDMA reads, phase = c, allgather by RDMA
- *           reads, done = c, and every rank waits until all are done (a peer
- *           may still read its buffers before that). */
+ *   large reduce/allreduce: each rank reduces its block by RDMA reads and
+ *           (allreduce) writes it into every peer's result, done = c, and
+ *           every rank waits until all are done (a peer may still read or
+ *           write its buffers before that);
+ *   large bcast: the root writes the first 1/n into every receiver, phase =
+ *           c, done = c, and waits until all are done; each receiver reads
+ *           the rest from the root, waits for phase, done = c. */
 #define _POSIX_C_SOURCE 200809L
 #include "glex_coll_internal.h"
 
@@ -33,7 +37,7 @@
 
 typedef struct {
     _Atomic uint32_t done;   /* last call this rank completed */
-    _Atomic uint32_t phase;  /* last large call whose reduce-scatter it finished */
+    _Atomic uint32_t phase;  /* last large bcast whose share this root wrote */
     _Atomic uint32_t failed; /* a call this rank failed: its peers stop waiting */
     _Atomic uint32_t wait_for; /* rank + 1 this rank waits for: only that one wakes it */
 } dline_t;
@@ -185,7 +189,7 @@ int glex_direct_start(glex_group_t *g, const glex_coll_args_t *a, glex_dcall_t *
     if (c->a.kind == GLEX_COLL_BCAST)
         c->a.sendbuf = c->a.recvbuf;
     c->bytes = call_bytes(a);
-    c->large = c->bytes > d->cap;
+    c->large = c->bytes > d->cap || c->bytes > glex_rdma_threshold(g->f);
     c->c = ++d->seq;
     if (c->c == 0) /* 0 means 'never': skip it when the counter wraps */
         c->c = ++d->seq;
@@ -292,15 +296,29 @@ static int reached(glex_group_t *g, const _Atomic uint32_t *w, uint32_t c, int e
     return exact ? v == c : after_eq(v, c);
 }
 
+/* a small bcast's receivers write nothing; a large one's give their
+ * buffer's address */
 static int writes_slot(const glex_group_t *g, const glex_dcall_t *c)
 {
-    return c->a.kind != GLEX_COLL_BCAST || g->rank == c->a.root;
+    return c->a.kind != GLEX_COLL_BCAST || c->large || g->rank == c->a.root;
 }
 
-/* readers of this call's slots: -1 every rank, else the root's rank */
-static int64_t readers(const glex_dcall_t *c)
+/* readers of this rank's slot in this call: -1 every rank, else the root */
+static int64_t readers(const glex_group_t *g, const glex_dcall_t *c)
 {
-    return (c->a.kind == GLEX_COLL_REDUCE && !c->large) ? (int64_t)c->a.root : -1;
+    if (c->a.kind == GLEX_COLL_REDUCE && !c->large)
+        return (int64_t)c->a.root;
+    if (c->a.kind == GLEX_COLL_BCAST && g->rank != c->a.root)
+        return (int64_t)c->a.root;
+    return -1;
+}
+
+/* large bcast: bytes [0, share) the root writes into each receiver, the
+ * rest each receiver reads: 1/n of the buffer (whole pages), so the root
+ * copies about as much as each receiver */
+static uint64_t bcast_share(const glex_group_t *g, const glex_dcall_t *c)
+{
+    return c->bytes / g->size / 4096u * 4096u;
 }
 
 static int enter(glex_group_t *g, glex_dcall_t *c)
@@ -336,7 +354,7 @@ static int enter(glex_group_t *g, glex_dcall_t *c)
     sl->bytes = c->bytes;
     atomic_store_explicit(&sl->seq, c->c, memory_order_release);
     d->wseq[s] = c->c;
-    d->wreaders[s] = readers(c);
+    d->wreaders[s] = readers(g, c);
     d->entered = c->c;
     c->notify = 1; /* wake sleeping readers before this rank waits, or at its end */
     return 1;
@@ -364,7 +382,10 @@ static int finish_call(glex_group_t *g, glex_dcall_t *c)
     atomic_store_explicit(&line_of(d, g->rank)->done, c->c, memory_order_release);
     notify_all(g); /* also for the slot written at enter (one look for both) */
     c->notify = 0;
-    c->st = c->large ? ST_LARGE_DONE : ST_DONE;
+    /* large: wait until nobody reads or writes this rank's buffers any more;
+     * a bcast receiver is through (the root wrote its share before phase) */
+    c->st = c->large && !(c->a.kind == GLEX_COLL_BCAST && g->rank != c->a.root) ? ST_LARGE_DONE
+                                                                                 : ST_DONE;
     return 1;
 }
 
@@ -456,6 +477,13 @@ static int reduce_block(glex_group_t *g, glex_dcall_t *c)
         if (local_dest) {
             if (acc != (uint8_t *)c->a.recvbuf + off)
                 memcpy((uint8_t *)c->a.recvbuf + off, acc, len);
+            /* allreduce: the chunk, still in cache, into every peer's result
+             * (that region of a peer's buffer is read by this rank alone,
+             * and it has read it) */
+            for (uint32_t q = 0; q < g->size && !rc && c->a.kind == GLEX_COLL_ALLREDUCE; q++)
+                if (q != me)
+                    rc = glex_rdma_write(g->f, g->nodes[q], slot_of(d, q, s)->recv + off, acc,
+                                         len);
         } else {
             rc = glex_rdma_write(g->f, g->nodes[c->a.root], slot_of(d, c->a.root, s)->recv + off,
                                  acc, len);
@@ -464,13 +492,13 @@ static int reduce_block(glex_group_t *g, glex_dcall_t *c)
     return rc;
 }
 
-/* wait until every rank's word (phase or done) reached this call */
-static int wait_all(glex_group_t *g, glex_dcall_t *c, int phase)
+/* wait until every rank's done word reached this call */
+static int wait_all_done(glex_group_t *g, glex_dcall_t *c)
 {
     glex_direct_t *d = g->direct;
     for (; c->q < g->size; c->q++) {
         dline_t *l = line_of(d, c->q);
-        if (!reached(g, phase ? &l->phase : &l->done, c->c, 0, c->q))
+        if (!reached(g, &l->done, c->c, 0, c->q))
             return blocked(g, c, c->q);
         progressed(c);
     }
@@ -487,8 +515,8 @@ static int large_step(glex_group_t *g, glex_dcall_t *c)
         if (c->c != next_call(d->finished)) /* earlier calls in flight first */
             return later(g, c);
         for (; c->q < g->size; c->q++) {
-            if (c->a.kind == GLEX_COLL_BCAST && c->q != c->a.root)
-                continue;
+            if (c->a.kind == GLEX_COLL_BCAST && me != c->a.root && c->q != c->a.root)
+                continue; /* bcast: receivers wait for the root, the root for all */
             if (!reached(g, &slot_of(d, c->q, s)->seq, c->c, 1, c->q))
                 return blocked(g, c, c->q);
             progressed(c);
@@ -497,37 +525,36 @@ static int large_step(glex_group_t *g, glex_dcall_t *c)
         }
         c->q = 0;
         if (c->a.kind == GLEX_COLL_BCAST) {
-            if (me != c->a.root &&
-                (rc = glex_rdma_read(g->f, g->nodes[c->a.root], c->a.recvbuf,
-                                     slot_of(d, c->a.root, s)->send, c->bytes)))
+            /* the root writes the first share into every receiver while
+             * they read the rest: the copy is spread over both sides */
+            uint64_t share = bcast_share(g, c);
+            if (me == c->a.root) {
+                for (uint32_t q = 0; q < g->size; q++)
+                    if (q != me && share &&
+                        (rc = glex_rdma_write(g->f, g->nodes[q], slot_of(d, q, s)->recv,
+                                              c->a.recvbuf, share)))
+                        return fail(g, c, rc);
+                atomic_store_explicit(&line_of(d, me)->phase, c->c, memory_order_release);
+                return finish_call(g, c);
+            }
+            if ((rc = glex_rdma_read(g->f, g->nodes[c->a.root], (uint8_t *)c->a.recvbuf + share,
+                                     slot_of(d, c->a.root, s)->send + share, c->bytes - share)))
                 return fail(g, c, rc);
-            return finish_call(g, c);
+            c->st = ST_LARGE_PHASE;
+            return 1;
         }
         if ((rc = reduce_block(g, c)))
             return fail(g, c, rc);
-        if (c->a.kind == GLEX_COLL_REDUCE)
-            return finish_call(g, c);
-        atomic_store_explicit(&line_of(d, me)->phase, c->c, memory_order_release);
-        notify_all(g);
-        c->notify = 0;
-        c->st = ST_LARGE_PHASE;
+        return finish_call(g, c);
     }
-    if (c->st == ST_LARGE_PHASE) { /* allreduce: gather the others' blocks */
-        if ((rc = wait_all(g, c, 1)) <= 0)
-            return rc;
-        size_t es = glex_type_size(c->a.type);
-        for (uint32_t q = 0; q < g->size; q++) {
-            uint64_t lo, hi;
-            block_of(g, c, q, &lo, &hi);
-            if (q != me && hi > lo &&
-                (rc = glex_rdma_read(g->f, g->nodes[q], (uint8_t *)c->a.recvbuf + lo * es,
-                                     slot_of(d, q, s)->recv + lo * es, (hi - lo) * es)))
-                return fail(g, c, rc);
-        }
+    if (c->st == ST_LARGE_PHASE) { /* bcast, not the root: the root's share */
+        if (!reached(g, &line_of(d, c->a.root)->phase, c->c, 0, c->a.root))
+            return blocked(g, c, c->a.root);
+        progressed(c);
         return finish_call(g, c);
     }
     /* ST_LARGE_DONE: nobody reads this rank's buffers any more */
-    if ((rc = wait_all(g, c, 0)) <= 0)
+    if ((rc = wait_all_done(g, c)) <= 0)
         return rc;
     d->sync = c->c;
     c->st = ST_DONE;
