@@ -125,7 +125,9 @@ int glex_run_group(int n, const glex_params_t *p, glex_tfn fn, void *arg, int ti
     static int runs;
     char job[64];
     snprintf(job, sizeof job, "t%d-%d", (int)getpid(), runs++);
-    if (!res) {
+    static pid_t res_pid; /* a forked job runner gets results of its own */
+    if (!res || res_pid != getpid()) {
+        res_pid = getpid();
         res = mmap(NULL, sizeof *res, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
         if (res == MAP_FAILED) {
             perror("mmap");
@@ -141,14 +143,22 @@ int glex_run_group(int n, const glex_params_t *p, glex_tfn fn, void *arg, int ti
             _exit(child(r, n, p, fn, arg, job, timeout_s));
     }
     int bad = 0, first_bad = -1;
-    for (int left = n; left > 0; left--) {
-        int st;
-        pid_t w = wait(&st);
-        int r = 0;
-        while (r < n && pids[r] != w)
-            r++;
-        if (r == n)
+    /* reap only our ranks: wait() would also take other children of this
+     * process (a second job run beside this one) and count them as ranks */
+    for (int left = n; left > 0;) {
+        int st = 0, r = 0;
+        pid_t w = 0;
+        for (; r < n; r++)
+            if (pids[r] > 0 && (w = waitpid(pids[r], &st, WNOHANG)) != 0)
+                break;
+        if (r == n) {
+            usleep(1000);
             continue;
+        }
+        if (w < 0) /* not ours to wait for after all: count it as broken */
+            st = 0xff00;
+        pids[r] = -pids[r]; /* reaped */
+        left--;
         if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
             if (!bad)
                 first_bad = r;
@@ -159,7 +169,7 @@ int glex_run_group(int n, const glex_params_t *p, glex_tfn fn, void *arg, int ti
             else
                 fprintf(stderr, "# %s n=%d: rank %d exit %d\n", what, n, r, WEXITSTATUS(st));
             for (int k = 0; k < n; k++) /* do not wait for a broken run */
-                if (k != r)
+                if (pids[k] > 0)
                     kill(pids[k], SIGKILL);
         }
     }

@@ -43,7 +43,7 @@ static int segment_exists(const char *job)
 /* ------------------------------------------------- a peer is killed */
 
 typedef struct {
-    _Atomic int attached, go;
+    _Atomic int attached, go, finished;
     int status[3];
     double ms[3];
     int peers_rc[3];
@@ -86,6 +86,11 @@ static void dead_rank(dead_shared_t *s, const char *job, int r)
     s->ms[r] = (glex_test_now_us() - t0) / 1000;
     snprintf(s->msg[r], sizeof s->msg[r], "%s", glex_vp_failure(vp));
     s->peers_rc[r] = glex_fabric_check_peers(f);
+    /* stay attached until both survivors are done: a survivor that has
+     * left would be the failure the other one reports, not node 2 */
+    atomic_fetch_add(&s->finished, 1);
+    for (int ms = 0; atomic_load(&s->finished) < 2 && ms < 30000; ms++)
+        usleep(1000);
     glex_fabric_close(f);
     _exit(0);
 }

@@ -295,6 +295,10 @@ void glex_wake_host(glex_fabric_t *f, uint32_t node);
 int glex_rdma_read(glex_fabric_t *f, uint32_t node, void *local, uint64_t remote, size_t len);
 int glex_rdma_write(glex_fabric_t *f, uint32_t node, uint64_t remote, const void *local,
                     size_t len);
+/* a peer's glex_rdma_write into [local, local+len) is known complete:
+ * tells memory checkers (valgrind) that those bytes are now written, which
+ * they cannot see themselves across processes */
+void glex_rdma_landed(void *local, size_t len);
 /* the spin budget GLEX_SPIN_US resolves to on this fabric (auto: 50 us when
  * the job has no more processes than online CPUs, else 0), and the budget of
  * polling with sched_yield after it, GLEX_YIELD_US (auto: 1000 us when the

@@ -551,11 +551,14 @@ static int large_step(glex_group_t *g, glex_dcall_t *c)
         if (!reached(g, &line_of(d, c->a.root)->phase, c->c, 0, c->a.root))
             return blocked(g, c, c->a.root);
         progressed(c);
+        glex_rdma_landed(c->a.recvbuf, bcast_share(g, c));
         return finish_call(g, c);
     }
     /* ST_LARGE_DONE: nobody reads this rank's buffers any more */
     if ((rc = wait_all_done(g, c)) <= 0)
         return rc;
+    if (c->a.kind == GLEX_COLL_ALLREDUCE || (c->a.kind == GLEX_COLL_REDUCE && me == c->a.root))
+        glex_rdma_landed(c->a.recvbuf, c->bytes); /* the peers' blocks */
     d->sync = c->c;
     c->st = ST_DONE;
     return 1;
