@@ -135,6 +135,52 @@ static int direct_sizes(glex_tctx_t *c)
     return 0;
 }
 
+/* counts that differ between ranks so that some take the mailbox and some
+ * the RDMA path: everyone returns (no hang), the ranks that see more data
+ * than they expect say so, nobody calls it a dead process, and the next
+ * call with agreeing counts is right */
+static int direct_mismatch(glex_tctx_t *c)
+{
+    static const struct {
+        glex_coll_kind_t kind;
+        uint64_t root_count, other_count;
+        const char *what;
+    } cases[] = {
+        { GLEX_COLL_BCAST, 8192, 1000, "bcast: root 32 KiB (RDMA), receivers 4000 B (mailbox)" },
+        { GLEX_COLL_BCAST, 1000, 8192, "bcast: root 4000 B (mailbox), receivers 32 KiB (RDMA)" },
+        { GLEX_COLL_ALLREDUCE, 8192, 1000, "allreduce: rank 0 32 KiB, the others 4000 B" },
+        { GLEX_COLL_REDUCE, 1000, 8192, "reduce: root 4000 B, the others 32 KiB" },
+    };
+    static int32_t buf[2][8192];
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        int id = glex_case(c, "direct count mismatch, %s: no hang, no EDEAD, then a right call",
+                           cases[k].what);
+        int root = c->rank == 0;
+        glex_coll_args_t a = { .kind = cases[k].kind, .algo = GLEX_ALGO_DIRECT,
+                               .type = GLEX_INT32, .op = GLEX_OP_SUM,
+                               .count = root ? cases[k].root_count : cases[k].other_count,
+                               .sendbuf = buf[0], .recvbuf = buf[1] };
+        if (a.kind == GLEX_COLL_BCAST)
+            a.sendbuf = NULL;
+        int rc = glex_coll_run(c->g, &a);
+        int more = a.kind == GLEX_COLL_BCAST ? !root && cases[k].root_count > a.count
+                                               : cases[k].root_count > a.count;
+        if (rc == GLEX_EDEAD)
+            glex_case_fail(c, id, "rank %d: EDEAD for a count mismatch: %s", c->rank,
+                           glex_last_error());
+        else if (more && rc != GLEX_ETRUNC && rc != GLEX_ESIZE)
+            glex_case_fail(c, id, "rank %d with %llu of %llu elements: rc %d, expected ETRUNC "
+                           "or ESIZE", c->rank, (unsigned long long)a.count,
+                           (unsigned long long)cases[k].root_count, rc);
+        glex_coll_args_t b = { .kind = GLEX_COLL_ALLREDUCE, .algo = GLEX_ALGO_DIRECT,
+                               .type = GLEX_INT32, .op = GLEX_OP_SUM, .count = 5000 };
+        const char *e = check_call(c, &b, 700 + k);
+        if (e)
+            glex_case_fail(c, id, "rank %d: the next allreduce: %s", c->rank, e);
+    }
+    return 0;
+}
+
 static int huge(glex_tctx_t *c)
 {
     for (int algo = 1; algo < GLEX_ALGO_COUNT; algo++) {
@@ -184,5 +230,7 @@ int main(int argc, char **argv)
             glex_run_group(n, &p, direct_sizes, NULL, 600, k == 0 ? "direct auto" :
                            k == 1 ? "direct GLEX_RDMA_KB=0" : "direct GLEX_RDMA_KB=16");
     }
+    p.rdma_kb = 16;
+    glex_run_group(3, &p, direct_mismatch, NULL, 600, "direct GLEX_RDMA_KB=16");
     return tap_done();
 }

@@ -40,6 +40,7 @@ typedef struct {
     _Atomic uint32_t phase;  /* last large bcast whose share this root wrote */
     _Atomic uint32_t failed; /* a call this rank failed: its peers stop waiting */
     _Atomic uint32_t wait_for; /* rank + 1 this rank waits for: only that one wakes it */
+    _Atomic int32_t failed_rc; /* why it failed that call (written before failed) */
 } dline_t;
 
 typedef struct {
@@ -200,6 +201,7 @@ int glex_direct_start(glex_group_t *g, const glex_coll_args_t *a, glex_dcall_t *
 static int fail(glex_group_t *g, glex_dcall_t *c, int rc)
 {
     glex_direct_t *d = g->direct;
+    atomic_store(&line_of(d, g->rank)->failed_rc, rc);
     atomic_store(&line_of(d, g->rank)->failed, c->c);
     /* the call is over here: this rank reads no peer buffer any more (said
      * in call order, like every done) */
@@ -238,10 +240,17 @@ static int blocked(glex_group_t *g, glex_dcall_t *c, uint32_t q)
         return 0;
     uint64_t tmo = (uint64_t)glex_fabric_params(g->f)->timeout_ms * 1000000ull;
     c->next_check = now + (tmo < 1000000000ull ? tmo : 1000000000ull);
-    for (uint32_t p = 0; p < g->size; p++)
-        if (p != g->rank && atomic_load(&line_of(d, p)->failed) == c->c)
-            return fail(g, c, glex_set_error(GLEX_EDEAD, "%s: rank %u failed this call",
+    for (uint32_t p = 0; p < g->size; p++) {
+        if (p == g->rank || atomic_load(&line_of(d, p)->failed) != c->c)
+            continue;
+        int why = atomic_load(&line_of(d, p)->failed_rc);
+        if (why == GLEX_ESIZE || why == GLEX_ETRUNC) /* not a dead process */
+            return fail(g, c, glex_set_error(GLEX_ESIZE, "%s: rank %u failed this call: its "
+                                             "count differs from another rank's",
                                              glex_coll_kind_name(c->a.kind), p));
+        return fail(g, c, glex_set_error(GLEX_EDEAD, "%s: rank %u failed this call",
+                                         glex_coll_kind_name(c->a.kind), p));
+    }
     if (now - c->wait_since < tmo)
         return 0;
     char why[256];
