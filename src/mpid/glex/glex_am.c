@@ -13,6 +13,7 @@
  * handler run) before the next message from the receive queue. */
 #include "glex_impl.h"
 #include <sched.h>
+#include <stdio.h>
 
 enum { WIRE_EAGER = 1, WIRE_LMT = 2, WIRE_ACK = 3 };
 
@@ -45,10 +46,15 @@ static held_t *held_head, *held_tail;
 
 int MPIDI_GLEX_error(int glex_rc, const char *what)
 {
+    static int told;
     /* extracterrmsgs wants the class literal in each call */
     switch (glex_rc) {
     case GLEX_EDEAD:   /* a peer process is gone */
     case GLEX_ETIMEDOUT:
+        /* said once on stderr too: MPICH's own algorithms can wrap this code
+         * until MPI_Error_string loses it ("Ring ids do not match") */
+        if (!told++)
+            fprintf(stderr, "%s\n", what);
         return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
                                     MPIX_ERR_PROC_FAILED, "**fail", "**fail %s", what);
     case GLEX_ETRUNC:  /* more data came than the call's count: as MPICH's receives */
