@@ -309,6 +309,8 @@ int glex_yield_us(const glex_fabric_t *f);
  * the direct path, GLEX_RDMA_KB (auto: 8 KiB when the job has no more
  * processes than online CPUs, else SIZE_MAX: whatever fits a slot) */
 size_t glex_rdma_threshold(const glex_fabric_t *f);
+/* processes of the job per online CPU, rounded up (1: each has a core) */
+unsigned glex_procs_per_cpu(const glex_fabric_t *f);
 
 #ifdef __cplusplus
 }

@@ -110,6 +110,8 @@ int glex_yield_us(const glex_fabric_t *f)
     return k > 1 && k <= 16 ? 1000 : 0;
 }
 
+unsigned glex_procs_per_cpu(const glex_fabric_t *f) { return per_cpu(f); }
+
 size_t glex_rdma_threshold(const glex_fabric_t *f)
 {
     /* measured (doc/performance.md): with a core per process RDMA, one copy

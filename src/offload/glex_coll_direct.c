@@ -21,7 +21,9 @@
  *           write its buffers before that);
  *   large bcast: the root writes the first 1/n into every receiver, phase =
  *           c, done = c, and waits until all are done; each receiver reads
- *           the rest from the root, waits for phase, done = c. */
+ *           the rest from the root, waits for phase, done = c.  When
+ *           processes share cores the root writes nothing (and so waits for
+ *           nobody's address): each receiver reads it all. */
 #define _POSIX_C_SOURCE 200809L
 #include "glex_coll_internal.h"
 
@@ -217,13 +219,30 @@ static int fail(glex_group_t *g, glex_dcall_t *c, int rc)
     return rc;
 }
 
+/* a peer failed this call: so does this rank (<0), else 0 */
+static int peer_failed(glex_group_t *g, glex_dcall_t *c)
+{
+    glex_direct_t *d = g->direct;
+    for (uint32_t p = 0; p < g->size; p++) {
+        if (p == g->rank || atomic_load(&line_of(d, p)->failed) != c->c)
+            continue;
+        int why = atomic_load(&line_of(d, p)->failed_rc);
+        if (why == GLEX_ESIZE || why == GLEX_ETRUNC) /* not a dead process */
+            return fail(g, c, glex_set_error(GLEX_ESIZE, "%s: rank %u failed this call: its "
+                                             "count differs from another rank's",
+                                             glex_coll_kind_name(c->a.kind), p));
+        return fail(g, c, glex_set_error(GLEX_EDEAD, "%s: rank %u failed this call",
+                                         glex_coll_kind_name(c->a.kind), p));
+    }
+    return 0;
+}
+
 /* blocked on rank q: after GLEX_TIMEOUT ask whether it (or any rank) died;
  * a peer that failed this call ends it here too.  0 keep waiting, <0 error */
 static void notify_all(glex_group_t *g);
 
 static int blocked(glex_group_t *g, glex_dcall_t *c, uint32_t q)
 {
-    glex_direct_t *d = g->direct;
     if (c->notify) { /* about to wait: peers waiting for this rank's slot first */
         c->notify = 0;
         notify_all(g);
@@ -240,17 +259,9 @@ static int blocked(glex_group_t *g, glex_dcall_t *c, uint32_t q)
         return 0;
     uint64_t tmo = (uint64_t)glex_fabric_params(g->f)->timeout_ms * 1000000ull;
     c->next_check = now + (tmo < 1000000000ull ? tmo : 1000000000ull);
-    for (uint32_t p = 0; p < g->size; p++) {
-        if (p == g->rank || atomic_load(&line_of(d, p)->failed) != c->c)
-            continue;
-        int why = atomic_load(&line_of(d, p)->failed_rc);
-        if (why == GLEX_ESIZE || why == GLEX_ETRUNC) /* not a dead process */
-            return fail(g, c, glex_set_error(GLEX_ESIZE, "%s: rank %u failed this call: its "
-                                             "count differs from another rank's",
-                                             glex_coll_kind_name(c->a.kind), p));
-        return fail(g, c, glex_set_error(GLEX_EDEAD, "%s: rank %u failed this call",
-                                         glex_coll_kind_name(c->a.kind), p));
-    }
+    int rc = peer_failed(g, c);
+    if (rc)
+        return rc;
     if (now - c->wait_since < tmo)
         return 0;
     char why[256];
@@ -327,6 +338,9 @@ static int64_t readers(const glex_group_t *g, const glex_dcall_t *c)
  * copies about as much as each receiver */
 static uint64_t bcast_share(const glex_group_t *g, const glex_dcall_t *c)
 {
+    if (glex_procs_per_cpu(g->f) > 1)
+        return 0; /* processes share cores: the split would only add a wait (the
+                   * root for every receiver's address): receivers read it all */
     return c->bytes / g->size / 4096u * 4096u;
 }
 
@@ -523,9 +537,11 @@ static int large_step(glex_group_t *g, glex_dcall_t *c)
     if (c->st == ST_LARGE_WAIT) { /* everyone's addresses (bcast: the root's) */
         if (c->c != next_call(d->finished)) /* earlier calls in flight first */
             return later(g, c);
+        uint64_t share = c->a.kind == GLEX_COLL_BCAST ? bcast_share(g, c) : 0;
         for (; c->q < g->size; c->q++) {
-            if (c->a.kind == GLEX_COLL_BCAST && me != c->a.root && c->q != c->a.root)
-                continue; /* bcast: receivers wait for the root, the root for all */
+            if (c->a.kind == GLEX_COLL_BCAST && c->q != c->a.root && (me != c->a.root || !share))
+                continue; /* bcast: receivers wait for the root, the root for all
+                           * (only to write its share into them) */
             if (!reached(g, &slot_of(d, c->q, s)->seq, c->c, 1, c->q))
                 return blocked(g, c, c->q);
             progressed(c);
@@ -536,7 +552,6 @@ static int large_step(glex_group_t *g, glex_dcall_t *c)
         if (c->a.kind == GLEX_COLL_BCAST) {
             /* the root writes the first share into every receiver while
              * they read the rest: the copy is spread over both sides */
-            uint64_t share = bcast_share(g, c);
             if (me == c->a.root) {
                 for (uint32_t q = 0; q < g->size; q++)
                     if (q != me && share &&
@@ -549,6 +564,8 @@ static int large_step(glex_group_t *g, glex_dcall_t *c)
             if ((rc = glex_rdma_read(g->f, g->nodes[c->a.root], (uint8_t *)c->a.recvbuf + share,
                                      slot_of(d, c->a.root, s)->send + share, c->bytes - share)))
                 return fail(g, c, rc);
+            if (!share)
+                return finish_call(g, c);
             c->st = ST_LARGE_PHASE;
             return 1;
         }
@@ -565,6 +582,8 @@ static int large_step(glex_group_t *g, glex_dcall_t *c)
     }
     /* ST_LARGE_DONE: nobody reads this rank's buffers any more */
     if ((rc = wait_all_done(g, c)) <= 0)
+        return rc;
+    if ((rc = peer_failed(g, c))) /* e.g. a bcast receiver whose count differs */
         return rc;
     if (c->a.kind == GLEX_COLL_ALLREDUCE || (c->a.kind == GLEX_COLL_REDUCE && me == c->a.root))
         glex_rdma_landed(c->a.recvbuf, c->bytes); /* the peers' blocks */
