@@ -5,8 +5,11 @@ Writes OUTDIR/osu.png (latency vs message size, one line per system, one
 panel per collective and process count) and OUTDIR/summary.md (for each
 collective, process count and size: GLEX with its defaults against the best
 of Debian's stock MPICH and Open MPI, the speedup ratio, and whether the
-targets of doc/performance.md are met: 1.5x at 2 processes, 2x above)."""
+targets of doc/performance.md are met: 1.5x at 2 processes, 2x above).
+A size measured in several runs (osu-sweep.sh -r N) counts with the median
+of its runs' averages."""
 import csv
+import statistics
 import sys
 from collections import defaultdict
 
@@ -24,6 +27,7 @@ def main():
     path, out = sys.argv[1], sys.argv[2]
     lat = defaultdict(dict)  # (coll, np) -> {system: {size: us}}
     overlap = defaultdict(dict)
+    runs = 1
     with open(path) as f:
         for row in csv.DictReader(f):
             try:
@@ -31,11 +35,20 @@ def main():
             except (TypeError, ValueError):
                 continue  # not a result row
             key = (row["coll"], int(row["np"]))
-            lat[key].setdefault(row["system"], {})[int(row["size"])] = float(row["avg_us"])
+            at = lat[key].setdefault(row["system"], {}).setdefault(int(row["size"]), [])
+            at.append(float(row["avg_us"]))
+            runs = max(runs, len(at))
             if row["overlap_pct"]:
-                overlap[key].setdefault(row["system"], {})[int(row["size"])] = float(row["overlap_pct"])
+                overlap[key].setdefault(row["system"], {}).setdefault(int(row["size"]), []).append(
+                    float(row["overlap_pct"]))
+    for table in (lat, overlap):
+        for systems in table.values():
+            for sizes in systems.values():
+                for size, vals in sizes.items():
+                    sizes[size] = statistics.median(vals)
+    how = f"median of up to {runs} runs per size" if runs > 1 else "one run"
     lines = ["# OSU sweep summary", "",
-             f"Source: `{path}`. Ratio = best stock latency / GLEX latency "
+             f"Source: `{path}` ({how}). Ratio = best stock latency / GLEX latency "
              "(GLEX = the netmod with its defaults); target 1.5x at 2 processes, 2x above.", ""]
     verdicts = []
     for (coll, np_) in sorted(lat):

@@ -19,6 +19,10 @@
 #   -I N -X N   timed and warm-up calls above 8 KB, default 50 and 5
 #   -t SEC      time limit of one run, default 900 (a run over it is reported
 #               and left out)
+#   -r N        runs of each (process count, collective, system), default 1;
+#               the systems take turns run by run (noise of the machine hits
+#               them alike), osu.csv keeps every run's rows and the report
+#               uses the median per size
 #   -o DIR      output directory, default bench/results/<date>
 #   -h          this text
 # 'glex' is the netmod with its defaults (GLEX_*_ALGO=auto); glex-<algo>
@@ -29,19 +33,20 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(dirname "$here")
 prefix= nps="2 4 8 16" colls="allreduce reduce bcast barrier" systems= range=8:4194304
-iters=200 warm=20 iters_l=50 warm_l=5 limit=900 out=
-while getopts p:n:c:s:m:i:x:I:X:t:o:h opt; do
+iters=200 warm=20 iters_l=50 warm_l=5 limit=900 out= reps=1
+while getopts p:n:c:s:m:i:x:I:X:t:o:r:h opt; do
   case $opt in
     p) prefix=$OPTARG ;; n) nps=$OPTARG ;; c) colls=$OPTARG ;; s) systems=$OPTARG ;;
     m) range=$OPTARG ;; i) iters=$OPTARG ;; x) warm=$OPTARG ;; I) iters_l=$OPTARG ;;
-    X) warm_l=$OPTARG ;; t) limit=$OPTARG ;; o) out=$OPTARG ;;
-    h) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    X) warm_l=$OPTARG ;; t) limit=$OPTARG ;; o) out=$OPTARG ;; r) reps=$OPTARG ;;
+    h) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "osu-sweep.sh: see -h" >&2; exit 2 ;;
   esac
 done
 if [ -z "$prefix" ] && [ -f config.status ]; then
   prefix=$(sed -n 's/^S\["prefix"\]="\(.*\)"$/\1/p' config.status)
 fi
+case $reps in ''|*[!0-9]*|0) echo "osu-sweep.sh: -r '$reps': a number of runs from 1 up" >&2; exit 2 ;; esac
 [ -n "$prefix" ] && [ -x "$prefix/bin/mpicc" ] || {
   echo "osu-sweep.sh: no mpicc under '$prefix' (pass -p PREFIX of our MPICH install)" >&2; exit 2; }
 [ -n "$out" ] || out=$src/bench/results/$(date +%Y-%m-%d)
@@ -69,6 +74,7 @@ for np in $nps; do
   for coll in $colls; do
     case $coll in ibcast|ireduce|iallreduce|ibarrier) base=${coll#i} ;; *) base=$coll ;; esac
     kind=$(echo "$base" | tr a-z A-Z)
+    for rep in $(seq "$reps"); do
     for sys in $systems; do
       case " $avail " in *" $sys "*) ;; *) echo "# $sys: not available, skipped"; continue ;; esac
       args="-c $coll -m $range -i $iters -x $warm -I $iters_l -X $warm_l --csv $sys"
@@ -95,12 +101,14 @@ bcast:recursive_doubling|reduce:recursive_doubling) continue ;;
       grep "^$sys,$coll,$np,[0-9]*,[0-9.]*,[0-9.]*,[0-9.]*,[0-9]*,[0-9.]*,[0-9.]*,[0-9.]*$" \
         "$out/run.tmp" > "$out/rows.tmp"
       cat "$out/rows.tmp" >> "$csv"
+      run="$sys $coll np=$np"; [ "$reps" -gt 1 ] && run="$run run $rep"
       if [ $rc = 0 ]; then
-        echo "# $sys $coll np=$np: $(( $(date +%s) - t0 )) s"
+        echo "# $run: $(( $(date +%s) - t0 )) s"
       else
-        echo "# $sys $coll np=$np: FAILED (exit $rc; 124 = over ${limit} s), rows kept: $(wc -l < "$out/rows.tmp")"
+        echo "# $run: FAILED (exit $rc; 124 = over ${limit} s), rows kept: $(wc -l < "$out/rows.tmp")"
         tail -3 "$out/run.err"
       fi
+    done
     done
   done
 done
