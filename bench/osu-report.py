@@ -21,6 +21,14 @@ def target(np_):
     return 1.5 if np_ <= 2 else 2.0
 
 
+def add(table, key, row, column):
+    """Append row[column] to table[key][system][size]; returns how many runs
+    that size now has."""
+    vals = table[key].setdefault(row["system"], {}).setdefault(int(row["size"]), [])
+    vals.append(float(row[column]))
+    return len(vals)
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
@@ -35,12 +43,9 @@ def main():
             except (TypeError, ValueError):
                 continue  # not a result row
             key = (row["coll"], int(row["np"]))
-            at = lat[key].setdefault(row["system"], {}).setdefault(int(row["size"]), [])
-            at.append(float(row["avg_us"]))
-            runs = max(runs, len(at))
+            runs = max(runs, add(lat, key, row, "avg_us"))
             if row["overlap_pct"]:
-                overlap[key].setdefault(row["system"], {}).setdefault(int(row["size"]), []).append(
-                    float(row["overlap_pct"]))
+                add(overlap, key, row, "overlap_pct")
     for table in (lat, overlap):
         for systems in table.values():
             for sizes in systems.values():

@@ -75,40 +75,40 @@ for np in $nps; do
     case $coll in ibcast|ireduce|iallreduce|ibarrier) base=${coll#i} ;; *) base=$coll ;; esac
     kind=$(echo "$base" | tr a-z A-Z)
     for rep in $(seq "$reps"); do
-    for sys in $systems; do
-      case " $avail " in *" $sys "*) ;; *) echo "# $sys: not available, skipped"; continue ;; esac
-      args="-c $coll -m $range -i $iters -x $warm -I $iters_l -X $warm_l --csv $sys"
-      case $sys in
-        glex) cmd="env $prefix/bin/mpiexec -n $np $out/bin/glex-osu-glex" ;;
-        glex-mpich) cmd="env GLEX_OFFLOAD=0 $prefix/bin/mpiexec -n $np $out/bin/glex-osu-glex" ;;
-        glex-host) cmd="env GLEX_${kind}_ALGO=host $prefix/bin/mpiexec -n $np $out/bin/glex-osu-glex" ;;
-        glex-*)
-          algo=${sys#glex-}
-          case $base:$algo in # the algorithms each collective has (doc/algorithms.md)
-            barrier:rabenseifner|barrier:double_tree|barrier:recursive_doubling|bcast:rabenseifner|\
+      for sys in $systems; do
+        case " $avail " in *" $sys "*) ;; *) echo "# $sys: not available, skipped"; continue ;; esac
+        args="-c $coll -m $range -i $iters -x $warm -I $iters_l -X $warm_l --csv $sys"
+        case $sys in
+          glex) cmd="env $prefix/bin/mpiexec -n $np $out/bin/glex-osu-glex" ;;
+          glex-mpich) cmd="env GLEX_OFFLOAD=0 $prefix/bin/mpiexec -n $np $out/bin/glex-osu-glex" ;;
+          glex-host) cmd="env GLEX_${kind}_ALGO=host $prefix/bin/mpiexec -n $np $out/bin/glex-osu-glex" ;;
+          glex-*)
+            algo=${sys#glex-}
+            case $base:$algo in # the algorithms each collective has (doc/algorithms.md)
+              barrier:rabenseifner|barrier:double_tree|barrier:recursive_doubling|bcast:rabenseifner|\
 bcast:recursive_doubling|reduce:recursive_doubling) continue ;;
-          esac
-          cmd="env GLEX_${kind}_ALGO=$algo $prefix/bin/mpiexec -n $np $out/bin/glex-osu-glex" ;;
-        mpich) cmd="mpiexec.mpich -n $np $out/bin/glex-osu-mpich" ;;
-        openmpi)
-          os=; [ "$np" -gt "$ncpu" ] && os=--oversubscribe
-          cmd="env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun.openmpi $os -n $np $out/bin/glex-osu-openmpi" ;;
-      esac
-      t0=$(date +%s)
-      timeout "$limit" $cmd $args > "$out/run.tmp" 2> "$out/run.err"; rc=$?
-      # only complete rows of this run (a killed run can leave a partial line
-      # and mpiexec's own messages on stdout)
-      grep "^$sys,$coll,$np,[0-9]*,[0-9.]*,[0-9.]*,[0-9.]*,[0-9]*,[0-9.]*,[0-9.]*,[0-9.]*$" \
-        "$out/run.tmp" > "$out/rows.tmp"
-      cat "$out/rows.tmp" >> "$csv"
-      run="$sys $coll np=$np"; [ "$reps" -gt 1 ] && run="$run run $rep"
-      if [ $rc = 0 ]; then
-        echo "# $run: $(( $(date +%s) - t0 )) s"
-      else
-        echo "# $run: FAILED (exit $rc; 124 = over ${limit} s), rows kept: $(wc -l < "$out/rows.tmp")"
-        tail -3 "$out/run.err"
-      fi
-    done
+            esac
+            cmd="env GLEX_${kind}_ALGO=$algo $prefix/bin/mpiexec -n $np $out/bin/glex-osu-glex" ;;
+          mpich) cmd="mpiexec.mpich -n $np $out/bin/glex-osu-mpich" ;;
+          openmpi)
+            os=; [ "$np" -gt "$ncpu" ] && os=--oversubscribe
+            cmd="env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun.openmpi $os -n $np $out/bin/glex-osu-openmpi" ;;
+        esac
+        t0=$(date +%s)
+        timeout "$limit" $cmd $args > "$out/run.tmp" 2> "$out/run.err"; rc=$?
+        # only complete rows of this run (a killed run can leave a partial line
+        # and mpiexec's own messages on stdout)
+        grep "^$sys,$coll,$np,[0-9]*,[0-9.]*,[0-9.]*,[0-9.]*,[0-9]*,[0-9.]*,[0-9.]*,[0-9.]*$" \
+          "$out/run.tmp" > "$out/rows.tmp"
+        cat "$out/rows.tmp" >> "$csv"
+        run="$sys $coll np=$np"; [ "$reps" -gt 1 ] && run="$run run $rep"
+        if [ $rc = 0 ]; then
+          echo "# $run: $(( $(date +%s) - t0 )) s"
+        else
+          echo "# $run: FAILED (exit $rc; 124 = over ${limit} s), rows kept: $(wc -l < "$out/rows.tmp")"
+          tail -3 "$out/run.err"
+        fi
+      done
     done
   done
 done
