@@ -232,5 +232,18 @@ int main(int argc, char **argv)
     }
     p.rdma_kb = 16;
     glex_run_group(3, &p, direct_mismatch, NULL, 600, "direct GLEX_RDMA_KB=16");
+    /* large reduce with the senders copying out (GLEX_STAGE_KB) and not */
+    int stage_kb[2] = { 1024, 0 };
+    for (int k = 0; k < 2; k++) {
+        p.rdma_kb = 0;
+        p.stage_kb = stage_kb[k];
+        for (int n = 2; n <= 5; n += n == 3 ? 2 : 1)
+            glex_run_group(n, &p, direct_sizes, NULL, 600,
+                           k == 0 ? "direct RDMA, GLEX_STAGE_KB=1024" : "direct RDMA, GLEX_STAGE_KB=0");
+        p.rdma_kb = 16;
+        glex_run_group(3, &p, direct_mismatch, NULL, 600,
+                       k == 0 ? "direct GLEX_RDMA_KB=16 GLEX_STAGE_KB=1024"
+                              : "direct GLEX_RDMA_KB=16 GLEX_STAGE_KB=0");
+    }
     return tap_done();
 }

@@ -13,6 +13,9 @@ GLEX_PULSES=0 "$bin/glex-info" 2>/tmp/glex-info.$$ >/dev/null; rc=$?
 GLEX_RDMA_KB=2000 "$bin/glex-info" 2>/tmp/glex-info.$$ >/dev/null; rc=$?
 [ $rc = 2 ] && grep -q "GLEX_RDMA_KB=2000 is invalid: allowed auto or 0..1024" /tmp/glex-info.$$; ok $? "GLEX_RDMA_KB out of range is reported with its range (exit 2)"
 GLEX_RDMA_KB=16 "$bin/glex-info" | grep -q "direct path RDMA above   16 KiB (GLEX_RDMA_KB)"; ok $? "GLEX_RDMA_KB is shown in force"
+GLEX_STAGE_KB=-5 "$bin/glex-info" 2>/tmp/glex-info.$$ >/dev/null; rc=$?
+[ $rc = 2 ] && grep -q "GLEX_STAGE_KB=-5 is invalid: allowed auto or 0..4194304" /tmp/glex-info.$$; ok $? "GLEX_STAGE_KB out of range is reported with its range (exit 2)"
+GLEX_STAGE_KB=512 "$bin/glex-info" | grep -q "senders copy out up to   512 KiB (GLEX_STAGE_KB)"; ok $? "GLEX_STAGE_KB is shown in force"
 "$bin/glex-info" --job no-such-job 2>/tmp/glex-info.$$ >/dev/null; rc=$?
 [ $rc = 1 ] && grep -q "no segment" /tmp/glex-info.$$; ok $? "an unknown job is reported"
 "$bin/glex-bench" -n 2 -c allreduce -m 8:4194304 -i 400 -x 1 >/dev/null &

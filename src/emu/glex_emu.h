@@ -15,7 +15,7 @@
 extern "C" {
 #endif
 
-#define GLEX_ABI_VERSION 4u
+#define GLEX_ABI_VERSION 5u
 
 /* ---- error codes (all negative; 0 is success) ---- */
 enum {
@@ -56,6 +56,7 @@ typedef struct glex_params {
     uint32_t mailboxes;      /* mailboxes per node (direct path)    GLEX_MAILBOXES */
     uint32_t mailbox_kb;     /* each of a mailbox's 2 slots, KiB    GLEX_MAILBOX_KB */
     int32_t rdma_kb;         /* direct path: RDMA above, KiB, -1 = auto  GLEX_RDMA_KB */
+    int32_t stage_kb;        /* direct path: senders copy out up to, KiB, -1 = auto  GLEX_STAGE_KB */
 } glex_params_t;
 
 #define GLEX_INLINE_CAP 256u       /* largest inline_max accepted */
@@ -63,6 +64,7 @@ typedef struct glex_params {
 #define GLEX_MAX_NODES (1u << 24)  /* NodeID is 24 bits */
 #define GLEX_MAX_VPS 2048u         /* VP is 11 bits */
 #define GLEX_MAX_SEQ 32u           /* SeqID is 5 bits */
+#define GLEX_STAGE_KB_MAX 4194304u /* GLEX_STAGE_KB: 4 GiB */
 
 void glex_params_default(glex_params_t *p);
 /* Overlay GLEX_* environment variables; on a bad value returns GLEX_EINVAL and
@@ -282,6 +284,9 @@ void glex_mbox_release(glex_fabric_t *f, glex_mbox_t *m);
 glex_mbox_t *glex_mbox_find(glex_fabric_t *f, uint32_t node, uint64_t key, uint32_t index);
 /* the mailbox's area (zeroed at claim) and its size in bytes */
 void *glex_mbox_area(glex_mbox_t *m);
+/* does the mailbox whose area this is still hold (key, index)?  0 once its
+ * owner released it (it may serve another key since, its words zeroed) */
+int glex_mbox_holds(const void *area, uint64_t key, uint32_t index);
 size_t glex_mbox_bytes(const glex_fabric_t *f);
 /* after writing to a mailbox: wake the host of node if it sleeps in
  * glex_wait_until (a spinning host sees the write by itself).  In two steps,
@@ -309,6 +314,10 @@ int glex_yield_us(const glex_fabric_t *f);
  * the direct path, GLEX_RDMA_KB (auto: 8 KiB when the job has no more
  * processes than online CPUs, else SIZE_MAX: whatever fits a slot) */
 size_t glex_rdma_threshold(const glex_fabric_t *f);
+/* an RDMA-sized message of at most this many bytes is copied by its sender
+ * into private memory the reader fetches later, so the sender need not wait
+ * to be read (0: never), GLEX_STAGE_KB (auto: 16 MiB) */
+size_t glex_stage_limit(const glex_fabric_t *f);
 /* processes of the job per online CPU, rounded up (1: each has a core) */
 unsigned glex_procs_per_cpu(const glex_fabric_t *f);
 

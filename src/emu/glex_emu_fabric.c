@@ -100,6 +100,7 @@ static const char *param_mismatch(const glex_params_t *a, const glex_params_t *b
     CMP(mailboxes, "GLEX_MAILBOXES")
     CMP(mailbox_kb, "GLEX_MAILBOX_KB")
     CMP(rdma_kb, "GLEX_RDMA_KB") /* every process must pick the same path */
+    CMP(stage_kb, "GLEX_STAGE_KB")
 #undef CMP
     return NULL;
 }

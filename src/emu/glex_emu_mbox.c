@@ -62,6 +62,13 @@ glex_mbox_t *glex_mbox_find(glex_fabric_t *f, uint32_t node, uint64_t key, uint3
 
 void *glex_mbox_area(glex_mbox_t *m) { return m + 1; }
 
+int glex_mbox_holds(const void *area, uint64_t key, uint32_t index)
+{
+    const glex_mbox_t *m = (const glex_mbox_t *)area - 1;
+    return atomic_load_explicit(&m->state, memory_order_acquire) == 2 && m->key == key &&
+           m->index == index;
+}
+
 size_t glex_mbox_bytes(const glex_fabric_t *f) { return glex_mbox_area_bytes(&f->p); }
 
 int glex_host_asleep(glex_fabric_t *f, uint32_t node)
@@ -121,6 +128,17 @@ size_t glex_rdma_threshold(const glex_fabric_t *f)
     if (f->p.rdma_kb >= 0)
         return (size_t)f->p.rdma_kb * 1024u;
     return per_cpu(f) <= 1 ? 8192u : SIZE_MAX;
+}
+
+size_t glex_stage_limit(const glex_fabric_t *f)
+{
+    /* measured (doc/performance.md, staged large reduce): the senders'
+     * pipelined copy-out is 4-17x faster at 8-16 processes on 2 cores,
+     * 1.3-2.3x at 4, even or better with a core per process.  The cap
+     * bounds the memory: two stages per group at most */
+    if (f->p.stage_kb >= 0)
+        return (size_t)f->p.stage_kb * 1024u;
+    return (size_t)16u << 20;
 }
 
 /* ---- RDMA by cross-memory attach ---- */

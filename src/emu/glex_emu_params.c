@@ -21,6 +21,7 @@ void glex_params_default(glex_params_t *p)
     p->mailboxes = 16;
     p->mailbox_kb = 64;
     p->rdma_kb = -1;
+    p->stage_kb = -1;
 }
 
 typedef struct {
@@ -81,7 +82,8 @@ int glex_params_from_env(glex_params_t *p)
         uint32_t hi;
     } budgets[] = { { "GLEX_SPIN_US", offsetof(glex_params_t, spin_us), 100000 },
                     { "GLEX_YIELD_US", offsetof(glex_params_t, yield_us), 100000 },
-                    { "GLEX_RDMA_KB", offsetof(glex_params_t, rdma_kb), 1024 } };
+                    { "GLEX_RDMA_KB", offsetof(glex_params_t, rdma_kb), 1024 },
+                    { "GLEX_STAGE_KB", offsetof(glex_params_t, stage_kb), GLEX_STAGE_KB_MAX } };
     for (size_t i = 0; i < sizeof budgets / sizeof budgets[0]; i++) {
         int32_t *out = (int32_t *)((char *)p + budgets[i].off);
         uint32_t v;
@@ -129,6 +131,9 @@ int glex_params_check(const glex_params_t *p)
     if (p->rdma_kb < -1 || p->rdma_kb > 1024)
         return glex_error(GLEX_EINVAL, "GLEX_RDMA_KB=%d is out of range auto(-1)..1024",
                           p->rdma_kb);
+    if (p->stage_kb < -1 || p->stage_kb > (int32_t)GLEX_STAGE_KB_MAX)
+        return glex_error(GLEX_EINVAL, "GLEX_STAGE_KB=%d is out of range auto(-1)..%u",
+                          p->stage_kb, GLEX_STAGE_KB_MAX);
     /* half the unit RAM is statically split per (JobID, VP) as guaranteed
      * credit, one page at least each: see doc/nic-model.md */
     uint64_t need = 2ull * glex_jobs_per_unit(p) * p->vps_per_node;

@@ -26,9 +26,19 @@ static void usage(FILE *o)
             "  GLEX_INLINE_MAX (48, 24..256)  GLEX_VPS_PER_NODE (4)  GLEX_DQ_DEPTH (1024)\n"
             "  GLEX_CQ_DEPTH (1024)  GLEX_PULSES (4)  GLEX_TIMEOUT (30 s)  GLEX_SPIN_US (auto)\n"
             "  GLEX_YIELD_US (auto)  GLEX_RDMA_KB (auto, 0..1024)\n"
+            "  GLEX_STAGE_KB (auto, 0..4194304)\n"
             "  GLEX_ENGINE_BIND (process|rr|none|pu:N)  GLEX_ENGINE_THREAD (1|0)\n"
             "  GLEX_MAILBOXES (16, 0..1024)  GLEX_MAILBOX_KB (64, 1..1024)\n"
             "  GLEX_COLL_SEGMENT_KB (64)\n");
+}
+
+/* a setting whose -1 means auto */
+static void print_budget(const char *what, int32_t v, const char *unit, const char *env)
+{
+    if (v < 0)
+        printf("  %-24s auto (%s)\n", what, env);
+    else
+        printf("  %-24s %d %s (%s)\n", what, (int)v, unit, env);
 }
 
 static void print_params(const glex_params_t *p)
@@ -44,20 +54,12 @@ static void print_params(const glex_params_t *p)
            p->cq_depth);
     printf("  pulses in flight (k)     %u   (GLEX_PULSES)\n", p->pulses);
     printf("  timeout                  %.3f s (GLEX_TIMEOUT)\n", p->timeout_ms / 1000.0);
-    if (p->spin_us < 0)
-        printf("  spin before blocking     auto (GLEX_SPIN_US)\n");
-    else
-        printf("  spin before blocking     %d us (GLEX_SPIN_US)\n", p->spin_us);
-    if (p->yield_us < 0)
-        printf("  yield before blocking    auto (GLEX_YIELD_US)\n");
-    else
-        printf("  yield before blocking    %d us (GLEX_YIELD_US)\n", p->yield_us);
+    print_budget("spin before blocking", p->spin_us, "us", "GLEX_SPIN_US");
+    print_budget("yield before blocking", p->yield_us, "us", "GLEX_YIELD_US");
     printf("  mailboxes per node       %u x 2 slots of %u KiB (GLEX_MAILBOXES, GLEX_MAILBOX_KB)\n",
            p->mailboxes, p->mailbox_kb);
-    if (p->rdma_kb < 0)
-        printf("  direct path RDMA above   auto (GLEX_RDMA_KB)\n");
-    else
-        printf("  direct path RDMA above   %d KiB (GLEX_RDMA_KB)\n", p->rdma_kb);
+    print_budget("direct path RDMA above", p->rdma_kb, "KiB", "GLEX_RDMA_KB");
+    print_budget("senders copy out up to", p->stage_kb, "KiB", "GLEX_STAGE_KB");
     const char *b = getenv("GLEX_ENGINE_BIND");
     printf("  engine thread placement  %s (GLEX_ENGINE_BIND)\n", b && *b ? b : "process");
     printf("  JobIDs / NodeIDs / VPs / SeqIDs  %u / %u / %u / %u\n", GLEX_MAX_JOBS,

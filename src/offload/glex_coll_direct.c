@@ -19,6 +19,12 @@
  *           (allreduce) writes it into every peer's result, done = c, and
  *           every rank waits until all are done (a peer may still read or
  *           write its buffers before that);
+ *   large reduce, staged (up to GLEX_STAGE_KB): each non-root publishes
+ *           the address of private memory (its stage, one per slot), copies
+ *           its data there chunk by chunk saying how far it got (its "out"
+ *           word), and is done; the root reads and combines each chunk as
+ *           soon as every stage holds it.  A non-root that cannot get the
+ *           memory publishes its own buffer and waits for the root's done;
  *   large bcast: the root writes the first 1/n into every receiver, phase =
  *           c, done = c, and waits until all are done; each receiver reads
  *           the rest from the root, waits for phase, done = c.  When
@@ -43,11 +49,14 @@ typedef struct {
     _Atomic uint32_t failed; /* a call this rank failed: its peers stop waiting */
     _Atomic uint32_t wait_for; /* rank + 1 this rank waits for: only that one wakes it */
     _Atomic int32_t failed_rc; /* why it failed that call (written before failed) */
+    _Atomic uint64_t out[2]; /* staged reduce, per slot: call << 32 | KiB copied into
+                              * its stage (a rank may be a call ahead in the other) */
 } dline_t;
+_Static_assert(sizeof(dline_t) <= LINE, "a mailbox's status words fit its first line");
 
 typedef struct {
     _Atomic uint32_t seq; /* call whose data/addresses are in the slot */
-    uint32_t len;
+    uint32_t len;         /* small: bytes in the slot; large: 1 = send is a stage */
     uint64_t send, recv;  /* buffer addresses (large calls) */
     uint64_t bytes;       /* the call's size as this rank has it */
     /* data at SLOT_HDR */
@@ -64,9 +73,11 @@ struct glex_direct {
     uint32_t wseq[2];    /* last call that wrote my slot s */
     int64_t wreaders[2]; /* its readers: -1 all, else the root's rank */
     uint8_t *acc, *tmp;  /* CHUNK_BYTES each */
+    uint8_t *stage[2];   /* staged reduce: this rank's data, per slot */
+    size_t stage_cap[2];
 };
 
-enum { ST_ENTER, ST_SMALL, ST_LARGE_WAIT, ST_LARGE_PHASE, ST_LARGE_DONE, ST_DONE };
+enum { ST_ENTER, ST_SMALL, ST_LARGE_WAIT, ST_LARGE_REDUCE, ST_LARGE_PHASE, ST_LARGE_DONE, ST_DONE };
 
 static uint64_t now_ns(void)
 {
@@ -94,27 +105,55 @@ size_t glex_direct_cap(const glex_fabric_t *f)
 
 /* ---- setup and teardown ---- */
 
+/* direct_free's wait: every peer has completed the last call (or failed
+ * it, or is gone) */
+typedef struct {
+    glex_group_t *g;
+    uint32_t q;
+    uint64_t next_check;
+} free_wait_t;
+
+static int done_reached(glex_group_t *g, uint32_t q, uint32_t c);
+
+static int peers_through(void *arg)
+{
+    free_wait_t *w = arg;
+    glex_group_t *g = w->g;
+    glex_direct_t *d = g->direct;
+    for (; w->q < g->size; w->q++) {
+        if (w->q == g->rank || done_reached(g, w->q, d->seq) ||
+            after_eq(atomic_load(&line_of(d, w->q)->failed), d->seq))
+            continue;
+        uint64_t now = now_ns();
+        if (now < w->next_check)
+            return 0;
+        w->next_check = now + 100000000ull; /* reads /proc: ten times a second */
+        char why[128];
+        if (!glex_peer_failed(g->f, g->nodes[w->q], why, sizeof why))
+            return 0;
+    }
+    return 1;
+}
+
 void glex_direct_free(glex_group_t *g)
 {
     glex_direct_t *d = g->direct;
     if (!d)
         return;
     if (d->mine && d->seq && d->area) {
-        /* peers may still read this rank's slot of the last call: wait until
-         * they have all completed it (or failed) before the mailbox goes */
-        for (uint32_t q = 0; q < g->size; q++) {
-            uint64_t t0 = now_ns();
-            while (!after_eq(atomic_load(&line_of(d, q)->done), d->seq) &&
-                   !after_eq(atomic_load(&line_of(d, q)->failed), d->seq) &&
-                   now_ns() - t0 < 1000000000ull)
-                if (!glex_progress(g->f))
-                    sched_yield();
-        }
+        /* peers may still read this rank's slot or stage of the last call
+         * (a staged reduce's root may come to it much later): wait until
+         * they have all completed it, failed it, or died, before the
+         * mailbox and the stages go */
+        free_wait_t w = { g, 0, 0 };
+        glex_wait_until_flags(g->f, peers_through, &w, -1, GLEX_WAIT_NO_ENGINE);
     }
     glex_mbox_release(g->f, d->mine);
     free(d->area);
     free(d->acc);
     free(d->tmp);
+    free(d->stage[0]);
+    free(d->stage[1]);
     free(d);
     g->direct = NULL;
 }
@@ -193,6 +232,7 @@ int glex_direct_start(glex_group_t *g, const glex_coll_args_t *a, glex_dcall_t *
         c->a.sendbuf = c->a.recvbuf;
     c->bytes = call_bytes(a);
     c->large = c->bytes > d->cap || c->bytes > glex_rdma_threshold(g->f);
+    c->staged = c->large && a->kind == GLEX_COLL_REDUCE && c->bytes <= glex_stage_limit(g->f);
     c->c = ++d->seq;
     if (c->c == 0) /* 0 means 'never': skip it when the counter wraps */
         c->c = ++d->seq;
@@ -316,6 +356,16 @@ static int reached(glex_group_t *g, const _Atomic uint32_t *w, uint32_t c, int e
     return exact ? v == c : after_eq(v, c);
 }
 
+/* has rank q completed call c?  Also when it has freed the group since (its
+ * mailbox released, perhaps zeroed for another group already): a rank
+ * frees a group only after it completed every call on it */
+static int done_reached(glex_group_t *g, uint32_t q, uint32_t c)
+{
+    glex_direct_t *d = g->direct;
+    return reached(g, &line_of(d, q)->done, c, 0, q) ||
+           !glex_mbox_holds(d->area[q], g->key, q);
+}
+
 /* a small bcast's receivers write nothing; a large one's give their
  * buffer's address */
 static int writes_slot(const glex_group_t *g, const glex_dcall_t *c)
@@ -326,7 +376,7 @@ static int writes_slot(const glex_group_t *g, const glex_dcall_t *c)
 /* readers of this rank's slot in this call: -1 every rank, else the root */
 static int64_t readers(const glex_group_t *g, const glex_dcall_t *c)
 {
-    if (c->a.kind == GLEX_COLL_REDUCE && !c->large)
+    if (c->a.kind == GLEX_COLL_REDUCE && (!c->large || c->staged))
         return (int64_t)c->a.root;
     if (c->a.kind == GLEX_COLL_BCAST && g->rank != c->a.root)
         return (int64_t)c->a.root;
@@ -344,6 +394,62 @@ static uint64_t bcast_share(const glex_group_t *g, const glex_dcall_t *c)
     return c->bytes / g->size / 4096u * 4096u;
 }
 
+/* staged reduce, not the root: this slot's stage, big enough (its last
+ * reader, the root, is through with it: enter waited for that), with
+ * nothing copied yet.  0 when the memory is not to be had: the rank then
+ * waits to be read */
+static int stage_ready(glex_group_t *g, glex_dcall_t *c, uint32_t s)
+{
+    glex_direct_t *d = g->direct;
+    if (d->stage_cap[s] < c->bytes) {
+        free(d->stage[s]);
+        d->stage[s] = malloc(c->bytes);
+        d->stage_cap[s] = d->stage[s] ? c->bytes : 0;
+        if (!d->stage[s])
+            return 0;
+    }
+    atomic_store_explicit(&line_of(d, g->rank)->out[s], (uint64_t)c->c << 32,
+                          memory_order_relaxed);
+    c->out = 1;
+    return 1;
+}
+
+/* ... then the data into it, 64 KiB at a time, each step said ("out": KiB
+ * copied, rounded up at the end) and the root woken if it sleeps for it */
+static void copy_out(glex_group_t *g, glex_dcall_t *c)
+{
+    glex_direct_t *d = g->direct;
+    uint8_t *dst = d->stage[c->c & 1u];
+    const uint8_t *src = send_ptr(&c->a);
+    uint32_t root = c->a.root;
+    for (uint64_t off = 0; off < c->bytes;) {
+        uint64_t len = c->bytes - off < CHUNK_BYTES ? c->bytes - off : CHUNK_BYTES;
+        memcpy(dst + off, src + off, len);
+        off += len;
+        uint64_t kib = off == c->bytes ? (off + 1023) >> 10 : off >> 10;
+        atomic_store_explicit(&line_of(d, g->rank)->out[c->c & 1u], (uint64_t)c->c << 32 | kib,
+                              memory_order_release);
+        if (glex_host_asleep(g->f, g->nodes[root]) &&
+            atomic_load(&line_of(d, root)->wait_for) == g->rank + 1)
+            glex_wake_host(g->f, g->nodes[root]);
+    }
+}
+
+/* the root of a staged reduce: has rank q's stage the bytes below end? */
+static int staged_upto(glex_group_t *g, const glex_dcall_t *c, uint32_t q, uint64_t end)
+{
+    const _Atomic uint64_t *w = &line_of(g->direct, q)->out[c->c & 1u];
+    for (int look = 0; look < 2; look++) {
+        uint64_t v = atomic_load_explicit(w, memory_order_acquire);
+        if ((uint32_t)(v >> 32) == c->c && (v & 0xffffffffu) * 1024u >= end)
+            return 1;
+        if (look) /* said whom it waits for, then looked once more */
+            break;
+        atomic_store(&line_of(g->direct, g->rank)->wait_for, q + 1);
+    }
+    return 0;
+}
+
 static int enter(glex_group_t *g, glex_dcall_t *c)
 {
     glex_direct_t *d = g->direct;
@@ -359,7 +465,7 @@ static int enter(glex_group_t *g, glex_dcall_t *c)
                                        * several calls may be in flight) must be through */
         for (uint32_t q = d->wreaders[s] < 0 ? 0 : (uint32_t)d->wreaders[s]; q < g->size; q++) {
             if (q == g->rank ? !after_eq(atomic_load(&line_of(d, q)->done), w)
-                             : !reached(g, &line_of(d, q)->done, w, 0, q))
+                             : !done_reached(g, q, w))
                 return q == g->rank ? 0 : blocked(g, c, q);
             if (d->wreaders[s] >= 0)
                 break;
@@ -369,11 +475,13 @@ static int enter(glex_group_t *g, glex_dcall_t *c)
     dslot_t *sl = slot_of(d, g->rank, s);
     if (c->large) {
         sl->send = (uint64_t)(uintptr_t)send_ptr(&c->a);
+        if (c->staged && g->rank != c->a.root && stage_ready(g, c, s))
+            sl->send = (uint64_t)(uintptr_t)d->stage[s];
         sl->recv = (uint64_t)(uintptr_t)c->a.recvbuf;
     } else if (c->bytes) {
         memcpy(slot_data(sl), send_ptr(&c->a), c->bytes);
     }
-    sl->len = (uint32_t)(c->large ? 0 : c->bytes);
+    sl->len = (uint32_t)(c->large ? (uint32_t)c->out : c->bytes);
     sl->bytes = c->bytes;
     atomic_store_explicit(&sl->seq, c->c, memory_order_release);
     d->wseq[s] = c->c;
@@ -406,9 +514,12 @@ static int finish_call(glex_group_t *g, glex_dcall_t *c)
     notify_all(g); /* also for the slot written at enter (one look for both) */
     c->notify = 0;
     /* large: wait until nobody reads or writes this rank's buffers any more;
-     * a bcast receiver is through (the root wrote its share before phase) */
-    c->st = c->large && !(c->a.kind == GLEX_COLL_BCAST && g->rank != c->a.root) ? ST_LARGE_DONE
-                                                                                 : ST_DONE;
+     * a bcast receiver is through (the root wrote its share before phase),
+     * so is a staged reduce's root (nobody touches its buffers) and a
+     * non-root whose data is copied out */
+    int through = (c->a.kind == GLEX_COLL_BCAST && g->rank != c->a.root) ||
+                  (c->staged && (g->rank == c->a.root || c->out));
+    c->st = c->large && !through ? ST_LARGE_DONE : ST_DONE;
     return 1;
 }
 
@@ -460,6 +571,11 @@ static int small_step(glex_group_t *g, glex_dcall_t *c)
 static void block_of(const glex_group_t *g, const glex_dcall_t *c, uint32_t q, uint64_t *lo,
                      uint64_t *hi)
 {
+    if (c->staged) { /* the root reduces it all */
+        *lo = 0;
+        *hi = q == c->a.root ? c->a.count : 0;
+        return;
+    }
     *lo = c->a.count * q / g->size;
     *hi = c->a.count * (q + 1) / g->size;
 }
@@ -477,26 +593,31 @@ static int reduce_block(glex_group_t *g, glex_dcall_t *c)
     int inplace = mine == (const uint8_t *)c->a.recvbuf;
     uint64_t chunk = CHUNK_BYTES / es * es;
     int rc = GLEX_OK;
-    for (uint64_t off = lo * es; off < hi * es && !rc; off += chunk) {
+    int local_dest = c->a.kind == GLEX_COLL_ALLREDUCE || me == c->a.root;
+    for (; lo * es + c->off < hi * es; c->off += chunk, c->rq = 0) {
+        uint64_t off = lo * es + c->off;
         uint64_t len = hi * es - off < chunk ? hi * es - off : chunk;
-        int local_dest = c->a.kind == GLEX_COLL_ALLREDUCE || me == c->a.root;
         uint8_t *acc = (local_dest && !inplace) ? (uint8_t *)c->a.recvbuf + off : d->acc;
-        for (uint32_t q = 0; q < g->size && !rc; q++) {
+        for (; c->rq < g->size; c->rq++) {
+            uint32_t q = c->rq;
             const uint8_t *src;
             if (q == me) {
                 src = mine + off;
             } else {
+                dslot_t *sl = slot_of(d, q, s);
+                if (sl->len == 1 && !staged_upto(g, c, q, off + len))
+                    return blocked(g, c, q); /* its stage does not hold the chunk yet */
+                progressed(c);
                 uint8_t *into = q == 0 ? acc : d->tmp;
-                rc = glex_rdma_read(g->f, g->nodes[q], into, slot_of(d, q, s)->send + off, len);
+                if ((rc = glex_rdma_read(g->f, g->nodes[q], into, sl->send + off, len)))
+                    return fail(g, c, rc);
                 src = into;
             }
-            if (!rc && q == 0 && src != acc)
+            if (q == 0 && src != acc)
                 memcpy(acc, src, len);
-            else if (!rc && q > 0)
-                rc = combine(c, acc, src, len);
+            else if (q > 0 && (rc = combine(c, acc, src, len)))
+                return fail(g, c, rc);
         }
-        if (rc)
-            break;
         if (local_dest) {
             if (acc != (uint8_t *)c->a.recvbuf + off)
                 memcpy((uint8_t *)c->a.recvbuf + off, acc, len);
@@ -511,17 +632,20 @@ static int reduce_block(glex_group_t *g, glex_dcall_t *c)
             rc = glex_rdma_write(g->f, g->nodes[c->a.root], slot_of(d, c->a.root, s)->recv + off,
                                  acc, len);
         }
+        if (rc)
+            return fail(g, c, rc);
     }
-    return rc;
+    return 1;
 }
 
-/* wait until every rank's done word reached this call */
+/* wait until every rank's done word reached this call (staged: the root's,
+ * the only reader of this rank's buffer) */
 static int wait_all_done(glex_group_t *g, glex_dcall_t *c)
 {
-    glex_direct_t *d = g->direct;
-    for (; c->q < g->size; c->q++) {
-        dline_t *l = line_of(d, c->q);
-        if (!reached(g, &l->done, c->c, 0, c->q))
+    if (c->staged && c->q < c->a.root)
+        c->q = c->a.root;
+    for (; c->q < (c->staged ? c->a.root + 1 : g->size); c->q++) {
+        if (!done_reached(g, c->q, c->c))
             return blocked(g, c, c->q);
         progressed(c);
     }
@@ -538,6 +662,11 @@ static int large_step(glex_group_t *g, glex_dcall_t *c)
         if (c->c != next_call(d->finished)) /* earlier calls in flight first */
             return later(g, c);
         uint64_t share = c->a.kind == GLEX_COLL_BCAST ? bcast_share(g, c) : 0;
+        if (c->staged && me != c->a.root) {
+            if (c->out)
+                copy_out(g, c);
+            return finish_call(g, c); /* the root reads this rank's data */
+        }
         for (; c->q < g->size; c->q++) {
             if (c->a.kind == GLEX_COLL_BCAST && c->q != c->a.root && (me != c->a.root || !share))
                 continue; /* bcast: receivers wait for the root, the root for all
@@ -569,8 +698,13 @@ static int large_step(glex_group_t *g, glex_dcall_t *c)
             c->st = ST_LARGE_PHASE;
             return 1;
         }
-        if ((rc = reduce_block(g, c)))
-            return fail(g, c, rc);
+        c->st = ST_LARGE_REDUCE;
+        c->off = 0;
+        c->rq = 0;
+    }
+    if (c->st == ST_LARGE_REDUCE) { /* resumed where a stage did not hold a chunk yet */
+        if ((rc = reduce_block(g, c)) <= 0)
+            return rc;
         return finish_call(g, c);
     }
     if (c->st == ST_LARGE_PHASE) { /* bcast, not the root: the root's share */
@@ -587,7 +721,8 @@ static int large_step(glex_group_t *g, glex_dcall_t *c)
         return rc;
     if (c->a.kind == GLEX_COLL_ALLREDUCE || (c->a.kind == GLEX_COLL_REDUCE && me == c->a.root))
         glex_rdma_landed(c->a.recvbuf, c->bytes); /* the peers' blocks */
-    d->sync = c->c;
+    if (!c->staged)
+        d->sync = c->c;
     c->st = ST_DONE;
     return 1;
 }

@@ -62,6 +62,11 @@ typedef struct glex_dcall {
     glex_coll_args_t a;
     uint64_t bytes;
     int large;          /* by RDMA (bytes above the mailbox slot) */
+    int staged;         /* large reduce: the root reads everything, the others
+                         * copy their data out first and leave */
+    int out;            /* staged, not the root: this rank's data is copied out */
+    uint64_t off;       /* large reduce: bytes of this rank's block done */
+    uint32_t rq;        /* large reduce: next rank to combine in the chunk at off */
     uint32_t c;         /* call number */
     int st;
     uint32_t q;         /* next rank to wait for */

@@ -26,7 +26,7 @@ if [ ! -x "$prefix/bin/mpicc" ] || [ ! -x "$prefix/bin/mpiexec" ]; then
   exit 1
 fi
 
-progs="coll_ops comms fallback pt2pt"
+progs="coll_ops comms fallback pt2pt late_root"
 # every algorithm name of each collective, and the two non-offload modes
 ar_algos="auto binomial recursive_doubling rabenseifner double_tree direct host mpich"
 valid() { # valid KIND ALGO: is ALGO a GLEX_<KIND>_ALGO value?
@@ -41,7 +41,7 @@ valid() { # valid KIND ALGO: is ALGO a GLEX_<KIND>_ALGO value?
 nsizes=$(echo $nps | wc -w)
 nalgos=$(echo $ar_algos | wc -w)
 osu_colls="allreduce reduce bcast barrier iallreduce ireduce ibcast ibarrier"
-echo "1..$(( 4 + nsizes * (3 + nalgos) + 4 + 1 + 8 + 2 ))"
+echo "1..$(( 5 + nsizes * (3 + nalgos) + 4 + 1 + 8 + 2 + 4 ))"
 
 for p in $progs; do
   if "$prefix/bin/mpicc" -std=c11 -O1 -Wall -Wextra -Werror -o "$out/$p" "$src/test/mpi/$p.c" \
@@ -135,3 +135,10 @@ run "glex-osu -c iallreduce with GLEX_ALLREDUCE_ALGO=direct" 4 GLEX_ALLREDUCE_AL
 # one mailbox per process: the first communicator takes it, the others agree
 # to use the engine algorithms; results stay right
 run "comms with GLEX_MAILBOXES=1" 4 GLEX_MAILBOXES=1 -- "$out/comms"
+# a reduce's root that comes late (after its peers freed the communicator,
+# and before MPI_Finalize): senders copy out (GLEX_STAGE_KB auto, and with
+# a core per process) or wait to be read (GLEX_STAGE_KB=0)
+run "late_root" 2 -- "$out/late_root"
+run "late_root" 3 -- "$out/late_root"
+run "late_root" 4 GLEX_STAGE_KB=0 -- "$out/late_root" 1.5 wait
+run "late_root" 4 GLEX_STAGE_KB=4096 -- "$out/late_root" 1.5 out
