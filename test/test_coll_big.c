@@ -233,17 +233,25 @@ int main(int argc, char **argv)
     p.rdma_kb = 16;
     glex_run_group(3, &p, direct_mismatch, NULL, 600, "direct GLEX_RDMA_KB=16");
     /* large reduce with the senders copying out (GLEX_STAGE_KB) and not */
-    int stage_kb[2] = { 1024, 0 };
-    for (int k = 0; k < 2; k++) {
+    /* (stages the root maps, stages it reads by RDMA) */
+    static const struct {
+        int32_t stage_kb;
+        uint32_t map;
+        const char *what, *mismatch;
+    } staging[3] = {
+        { 1024, 1, "direct RDMA, GLEX_STAGE_KB=1024", "direct GLEX_RDMA_KB=16 GLEX_STAGE_KB=1024" },
+        { 1024, 0, "direct RDMA, GLEX_STAGE_KB=1024 GLEX_STAGE_MAP=0",
+          "direct GLEX_RDMA_KB=16 GLEX_STAGE_KB=1024 GLEX_STAGE_MAP=0" },
+        { 0, 1, "direct RDMA, GLEX_STAGE_KB=0", "direct GLEX_RDMA_KB=16 GLEX_STAGE_KB=0" },
+    };
+    for (int k = 0; k < 3; k++) {
         p.rdma_kb = 0;
-        p.stage_kb = stage_kb[k];
+        p.stage_kb = staging[k].stage_kb;
+        p.stage_map = staging[k].map;
         for (int n = 2; n <= 5; n += n == 3 ? 2 : 1)
-            glex_run_group(n, &p, direct_sizes, NULL, 600,
-                           k == 0 ? "direct RDMA, GLEX_STAGE_KB=1024" : "direct RDMA, GLEX_STAGE_KB=0");
+            glex_run_group(n, &p, direct_sizes, NULL, 600, staging[k].what);
         p.rdma_kb = 16;
-        glex_run_group(3, &p, direct_mismatch, NULL, 600,
-                       k == 0 ? "direct GLEX_RDMA_KB=16 GLEX_STAGE_KB=1024"
-                              : "direct GLEX_RDMA_KB=16 GLEX_STAGE_KB=0");
+        glex_run_group(3, &p, direct_mismatch, NULL, 600, staging[k].mismatch);
     }
     return tap_done();
 }

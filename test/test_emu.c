@@ -1,7 +1,8 @@
 /* test_emu.c - the NIC model on its own: segment lifecycle and checks,
  * parameters, descriptor range checks, the hash buffer, MP and RDMA, full
  * buffers (back-pressure, nothing lost), late peers waited for, pulsed
- * transfers larger than the unit RAM, JobID agreement and counters. */
+ * transfers larger than the unit RAM, JobID agreement and counters,
+ * regions a peer maps. */
 #define _GNU_SOURCE
 #include "glex_emu_internal.h"
 #include "glex_test.h"
@@ -547,6 +548,80 @@ static int rank_backpressure(glex_tctx_t *c)
     return 0;
 }
 
+/* rank 1's three words to rank 0, and a barrier: an allreduce (max) to
+ * which rank 0 gives the least values */
+static int from_rank1(glex_tctx_t *c, int64_t w[3])
+{
+    if (c->rank == 0)
+        w[0] = w[1] = w[2] = INT64_MIN;
+    glex_coll_args_t a = { .kind = GLEX_COLL_ALLREDUCE, .type = GLEX_INT64, .op = GLEX_OP_MAX,
+                           .count = 3, .sendbuf = GLEX_IN_PLACE, .recvbuf = w };
+    return glex_coll_run(c->g, &a);
+}
+
+static int rank_regions(glex_tctx_t *c)
+{
+    int id = glex_case(c, "a peer maps an exported region and reads what its owner wrote; "
+                          "one that replaced it (larger, then smaller) is mapped anew");
+    glex_region_t r = { 0 };
+    glex_rmap_t m = { 0 };
+    int64_t w[3] = { -1, 0, 0 };
+    size_t sizes[3] = { 8192, 3u << 20, 4096 };
+    unsigned mul[3] = { 7, 3, 5 };
+    for (int k = 0; k < 3; k++) {
+        if (c->rank == 1) {
+            glex_region_free(&r);
+            if (glex_region_alloc(&r, sizes[k]))
+                glex_case_fail(c, id, "alloc %zu: %s", sizes[k], glex_last_error());
+            for (size_t i = 0; r.base && i < sizes[k]; i++)
+                ((uint8_t *)r.base)[i] = (uint8_t)(i * mul[k] + 1u);
+            w[0] = r.fd;
+            w[1] = (int64_t)sizes[k];
+            w[2] = (int64_t)r.id;
+        }
+        if (from_rank1(c, w))
+            glex_case_fail(c, id, "bcast: %s", glex_last_error());
+        if (c->rank == 0 && w[0] >= 0) {
+            int rc = glex_rmap_get(c->f, 1, (int32_t)w[0], (uint64_t)w[2], (size_t)w[1], &m);
+            if (rc || !m.base || m.bytes < (size_t)w[1])
+                glex_case_fail(c, id, "map %lld bytes: rc %d %s", (long long)w[1], rc,
+                               glex_last_error());
+            for (size_t i = 0; !rc && i < (size_t)w[1]; i++)
+                if (((const uint8_t *)m.base)[i] != (uint8_t)(i * mul[k] + 1u)) {
+                    glex_case_fail(c, id, "size %lld: byte %zu differs", (long long)w[1], i);
+                    break;
+                }
+            const void *now = m.base;
+            if (!rc &&
+                (glex_rmap_get(c->f, 1, (int32_t)w[0], (uint64_t)w[2], 16, &m) || m.base != now))
+                glex_case_fail(c, id, "a second look at the same region mapped it again");
+        }
+        int64_t keep[3] = { w[0], w[1], w[2] };
+        if (from_rank1(c, w)) /* rank 0 is through with it */
+            glex_case_fail(c, id, "barrier: %s", glex_last_error());
+        memcpy(w, keep, sizeof keep);
+    }
+    id = glex_case(c, "mapping a descriptor the peer does not have, or a node out of range, "
+                      "says which");
+    if (c->rank == 0) {
+        glex_rmap_t bad = { 0 };
+        int rc = glex_rmap_get(c->f, 1, 9999, (uint64_t)w[2], 64, &bad);
+        if (rc != GLEX_ESYS || !strstr(glex_last_error(), "descriptor 9999") || bad.base)
+            glex_case_fail(c, id, "bad descriptor: rc %d '%s'", rc, glex_last_error());
+        rc = glex_rmap_get(c->f, 7, (int32_t)w[0], (uint64_t)w[2], 64, &bad);
+        if (rc != GLEX_EINVAL || !strstr(glex_last_error(), "node 7: allowed 0..1"))
+            glex_case_fail(c, id, "bad node: rc %d '%s'", rc, glex_last_error());
+        rc = glex_rmap_get(c->f, 1, (int32_t)w[0], (uint64_t)w[2], (size_t)w[1] + 4096, &bad);
+        if (rc != GLEX_ESYS || !strstr(glex_last_error(), "it is smaller"))
+            glex_case_fail(c, id, "too small: rc %d '%s'", rc, glex_last_error());
+        glex_rmap_drop(&m);
+    }
+    if (from_rank1(c, w))
+        glex_case_fail(c, id, "barrier: %s", glex_last_error());
+    glex_region_free(&r);
+    return 0;
+}
+
 int main(void)
 {
     test_segment_lifecycle();
@@ -557,6 +632,7 @@ int main(void)
     test_hash_table();
     test_jobs();
     glex_run_group(2, NULL, rank_mp_rdma, NULL, 60, "emu mp/rdma");
+    glex_run_group(2, NULL, rank_regions, NULL, 60, "emu regions");
     glex_params_t p;
     glex_params_default(&p);
     p.unit_buffer_kb = 64;

@@ -15,7 +15,7 @@
 extern "C" {
 #endif
 
-#define GLEX_ABI_VERSION 5u
+#define GLEX_ABI_VERSION 6u
 
 /* ---- error codes (all negative; 0 is success) ---- */
 enum {
@@ -57,6 +57,7 @@ typedef struct glex_params {
     uint32_t mailbox_kb;     /* each of a mailbox's 2 slots, KiB    GLEX_MAILBOX_KB */
     int32_t rdma_kb;         /* direct path: RDMA above, KiB, -1 = auto  GLEX_RDMA_KB */
     int32_t stage_kb;        /* direct path: senders copy out up to, KiB, -1 = auto  GLEX_STAGE_KB */
+    uint32_t stage_map;      /* direct path: stages the root maps (1) or reads by RDMA (0)  GLEX_STAGE_MAP */
 } glex_params_t;
 
 #define GLEX_INLINE_CAP 256u       /* largest inline_max accepted */
@@ -304,6 +305,34 @@ int glex_rdma_write(glex_fabric_t *f, uint32_t node, uint64_t remote, const void
  * tells memory checkers (valgrind) that those bytes are now written, which
  * they cannot see themselves across processes */
 void glex_rdma_landed(void *local, size_t len);
+/* Host memory exported for peers to map (a memfd), so they read it by load
+ * rather than by RDMA.  glex_region_alloc: GLEX_ENOTSUP where the system has
+ * no memfd/pidfd_getfd, GLEX_ESYS/ENOMEM when the memory is not to be had. */
+typedef struct glex_region {
+    void *base;
+    size_t bytes;
+    int32_t fd;  /* what a peer names it by (-1: none) ... */
+    uint64_t id; /* ... with this, never the same twice in a process */
+} glex_region_t;
+int glex_region_alloc(glex_region_t *r, size_t bytes);
+void glex_region_free(glex_region_t *r);
+/* a peer's region mapped read-only here, kept for reuse */
+typedef struct glex_rmap {
+    const void *base;
+    size_t bytes;
+    uint32_t node;
+    int32_t fd;
+    int32_t pid;
+    uint64_t id;
+} glex_rmap_t;
+/* map node's region (fd, id), at least bytes long, into *m; a no-op when
+ * *m holds it already (else *m is remapped).  The owner must keep the
+ * region until the caller is through with it.
+ * GLEX_EDEAD when node's process is gone, GLEX_ESYS when it cannot be
+ * mapped (no permission: the caller falls back to RDMA) */
+int glex_rmap_get(glex_fabric_t *f, uint32_t node, int32_t fd, uint64_t id, size_t bytes,
+                  glex_rmap_t *m);
+void glex_rmap_drop(glex_rmap_t *m);
 /* the spin budget GLEX_SPIN_US resolves to on this fabric (auto: 50 us when
  * the job has no more processes than online CPUs, else 0), and the budget of
  * polling with sched_yield after it, GLEX_YIELD_US (auto: 1000 us when the

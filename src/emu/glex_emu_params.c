@@ -22,6 +22,7 @@ void glex_params_default(glex_params_t *p)
     p->mailbox_kb = 64;
     p->rdma_kb = -1;
     p->stage_kb = -1;
+    p->stage_map = 1;
 }
 
 typedef struct {
@@ -42,6 +43,7 @@ static const glex_param_row_t rows[] = {
     ROW("GLEX_PULSES", pulses, 1, 64),
     ROW("GLEX_MAILBOXES", mailboxes, 0, 1024),
     ROW("GLEX_MAILBOX_KB", mailbox_kb, 1, 1024),
+    ROW("GLEX_STAGE_MAP", stage_map, 0, 1),
 };
 #define NROWS (sizeof rows / sizeof rows[0])
 

@@ -26,7 +26,7 @@ static void usage(FILE *o)
             "  GLEX_INLINE_MAX (48, 24..256)  GLEX_VPS_PER_NODE (4)  GLEX_DQ_DEPTH (1024)\n"
             "  GLEX_CQ_DEPTH (1024)  GLEX_PULSES (4)  GLEX_TIMEOUT (30 s)  GLEX_SPIN_US (auto)\n"
             "  GLEX_YIELD_US (auto)  GLEX_RDMA_KB (auto, 0..1024)\n"
-            "  GLEX_STAGE_KB (auto, 0..4194304)\n"
+            "  GLEX_STAGE_KB (auto, 0..4194304)  GLEX_STAGE_MAP (1, 0..1)\n"
             "  GLEX_ENGINE_BIND (process|rr|none|pu:N)  GLEX_ENGINE_THREAD (1|0)\n"
             "  GLEX_MAILBOXES (16, 0..1024)  GLEX_MAILBOX_KB (64, 1..1024)\n"
             "  GLEX_COLL_SEGMENT_KB (64)\n");
@@ -60,6 +60,8 @@ static void print_params(const glex_params_t *p)
            p->mailboxes, p->mailbox_kb);
     print_budget("direct path RDMA above", p->rdma_kb, "KiB", "GLEX_RDMA_KB");
     print_budget("senders copy out up to", p->stage_kb, "KiB", "GLEX_STAGE_KB");
+    printf("  the root reads stages    %s (GLEX_STAGE_MAP)\n",
+           p->stage_map ? "mapped (memfd), else by RDMA" : "by RDMA");
     const char *b = getenv("GLEX_ENGINE_BIND");
     printf("  engine thread placement  %s (GLEX_ENGINE_BIND)\n", b && *b ? b : "process");
     printf("  JobIDs / NodeIDs / VPs / SeqIDs  %u / %u / %u / %u\n", GLEX_MAX_JOBS,

@@ -23,7 +23,9 @@
  *           the address of private memory (its stage, one per slot), copies
  *           its data there chunk by chunk saying how far it got (its "out"
  *           word), and is done; the root reads and combines each chunk as
- *           soon as every stage holds it.  A non-root that cannot get the
+ *           soon as every stage holds it.  A stage is a region the root
+ *           maps (GLEX_STAGE_MAP) and combines from with no copy, else the
+ *           root reads it by RDMA.  A non-root that cannot get the
  *           memory publishes its own buffer and waits for the root's done;
  *   large bcast: the root writes the first 1/n into every receiver, phase =
  *           c, done = c, and waits until all are done; each receiver reads
@@ -56,8 +58,10 @@ _Static_assert(sizeof(dline_t) <= LINE, "a mailbox's status words fit its first 
 
 typedef struct {
     _Atomic uint32_t seq; /* call whose data/addresses are in the slot */
-    uint32_t len;         /* small: bytes in the slot; large: 1 = send is a stage */
-    uint64_t send, recv;  /* buffer addresses (large calls) */
+    uint32_t len;         /* small: bytes in the slot; large: 0 send is the buffer,
+                           * 1 a stage, 2 + fd a stage in region fd */
+    uint64_t send, recv;  /* buffer addresses (large calls); a staged non-root's
+                           * recv (it has no result): its region's id */
     uint64_t bytes;       /* the call's size as this rank has it */
     /* data at SLOT_HDR */
 } dslot_t;
@@ -73,8 +77,11 @@ struct glex_direct {
     uint32_t wseq[2];    /* last call that wrote my slot s */
     int64_t wreaders[2]; /* its readers: -1 all, else the root's rank */
     uint8_t *acc, *tmp;  /* CHUNK_BYTES each */
-    uint8_t *stage[2];   /* staged reduce: this rank's data, per slot */
+    uint8_t *stage[2];   /* staged reduce: this rank's data, per slot ... */
     size_t stage_cap[2];
+    glex_region_t region[2]; /* ... in a region the root maps (base set), else malloc'd */
+    glex_rmap_t *rmap;   /* the root: per rank and slot, that rank's stage mapped here */
+    int nomap;           /* a stage could not be mapped: read them by RDMA from now on */
 };
 
 enum { ST_ENTER, ST_SMALL, ST_LARGE_WAIT, ST_LARGE_REDUCE, ST_LARGE_PHASE, ST_LARGE_DONE, ST_DONE };
@@ -115,6 +122,16 @@ typedef struct {
 
 static int done_reached(glex_group_t *g, uint32_t q, uint32_t c);
 
+static void drop_stage(glex_direct_t *d, uint32_t s)
+{
+    if (d->region[s].base)
+        glex_region_free(&d->region[s]);
+    else
+        free(d->stage[s]);
+    d->stage[s] = NULL;
+    d->stage_cap[s] = 0;
+}
+
 static int peers_through(void *arg)
 {
     free_wait_t *w = arg;
@@ -152,8 +169,11 @@ void glex_direct_free(glex_group_t *g)
     free(d->area);
     free(d->acc);
     free(d->tmp);
-    free(d->stage[0]);
-    free(d->stage[1]);
+    drop_stage(d, 0);
+    drop_stage(d, 1);
+    for (uint32_t i = 0; d->rmap && i < 2 * g->size; i++)
+        glex_rmap_drop(&d->rmap[i]);
+    free(d->rmap);
     free(d);
     g->direct = NULL;
 }
@@ -402,8 +422,12 @@ static int stage_ready(glex_group_t *g, glex_dcall_t *c, uint32_t s)
 {
     glex_direct_t *d = g->direct;
     if (d->stage_cap[s] < c->bytes) {
-        free(d->stage[s]);
-        d->stage[s] = malloc(c->bytes);
+        drop_stage(d, s);
+        if (glex_fabric_params(g->f)->stage_map &&
+            glex_region_alloc(&d->region[s], c->bytes) == GLEX_OK)
+            d->stage[s] = d->region[s].base;
+        else
+            d->stage[s] = malloc(c->bytes);
         d->stage_cap[s] = d->stage[s] ? c->bytes : 0;
         if (!d->stage[s])
             return 0;
@@ -475,13 +499,18 @@ static int enter(glex_group_t *g, glex_dcall_t *c)
     dslot_t *sl = slot_of(d, g->rank, s);
     if (c->large) {
         sl->send = (uint64_t)(uintptr_t)send_ptr(&c->a);
-        if (c->staged && g->rank != c->a.root && stage_ready(g, c, s))
-            sl->send = (uint64_t)(uintptr_t)d->stage[s];
         sl->recv = (uint64_t)(uintptr_t)c->a.recvbuf;
+        if (c->staged && g->rank != c->a.root && stage_ready(g, c, s)) {
+            sl->send = (uint64_t)(uintptr_t)d->stage[s];
+            sl->recv = d->region[s].id;
+        }
     } else if (c->bytes) {
         memcpy(slot_data(sl), send_ptr(&c->a), c->bytes);
     }
-    sl->len = (uint32_t)(c->large ? (uint32_t)c->out : c->bytes);
+    /* large: 0 the buffer itself, 1 a stage read by RDMA, 2 + fd a region */
+    sl->len = (uint32_t)(!c->large ? c->bytes
+                         : !c->out ? 0
+                         : d->region[s].base ? 2u + (uint32_t)d->region[s].fd : 1u);
     sl->bytes = c->bytes;
     atomic_store_explicit(&sl->seq, c->c, memory_order_release);
     d->wseq[s] = c->c;
@@ -580,6 +609,32 @@ static void block_of(const glex_group_t *g, const glex_dcall_t *c, uint32_t q, u
     *hi = c->a.count * (q + 1) / g->size;
 }
 
+/* the root of a staged reduce: rank q's stage is a region: map it (once;
+ * again when it grew).  *out NULL: it cannot be mapped here (no permission,
+ * say): read by RDMA from now on */
+static int stage_mapped(glex_group_t *g, const glex_dcall_t *c, uint32_t q, const dslot_t *sl,
+                        const uint8_t **out)
+{
+    glex_direct_t *d = g->direct;
+    *out = NULL;
+    if (d->nomap)
+        return GLEX_OK;
+    if (!d->rmap && !(d->rmap = calloc(2u * g->size, sizeof *d->rmap))) {
+        d->nomap = 1;
+        return GLEX_OK;
+    }
+    glex_rmap_t *m = &d->rmap[2u * q + (c->c & 1u)];
+    int rc = glex_rmap_get(g->f, g->nodes[q], (int32_t)(sl->len - 2u), sl->recv, c->bytes, m);
+    if (rc == GLEX_EDEAD)
+        return rc;
+    if (rc) {
+        d->nomap = 1;
+        return GLEX_OK;
+    }
+    *out = m->base;
+    return GLEX_OK;
+}
+
 /* large reduce/allreduce: this rank's block, combined from every rank's
  * buffer in rank order, chunk by chunk; written where the result goes */
 static int reduce_block(glex_group_t *g, glex_dcall_t *c)
@@ -605,13 +660,20 @@ static int reduce_block(glex_group_t *g, glex_dcall_t *c)
                 src = mine + off;
             } else {
                 dslot_t *sl = slot_of(d, q, s);
-                if (sl->len == 1 && !staged_upto(g, c, q, off + len))
+                if (sl->len >= 1 && !staged_upto(g, c, q, off + len))
                     return blocked(g, c, q); /* its stage does not hold the chunk yet */
                 progressed(c);
-                uint8_t *into = q == 0 ? acc : d->tmp;
-                if ((rc = glex_rdma_read(g->f, g->nodes[q], into, sl->send + off, len)))
+                const uint8_t *mapped = NULL;
+                if (sl->len >= 2 && (rc = stage_mapped(g, c, q, sl, &mapped)))
                     return fail(g, c, rc);
-                src = into;
+                if (mapped) {
+                    src = mapped + off;
+                } else {
+                    uint8_t *into = q == 0 ? acc : d->tmp;
+                    if ((rc = glex_rdma_read(g->f, g->nodes[q], into, sl->send + off, len)))
+                        return fail(g, c, rc);
+                    src = into;
+                }
             }
             if (q == 0 && src != acc)
                 memcpy(acc, src, len);

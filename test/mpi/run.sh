@@ -41,7 +41,7 @@ valid() { # valid KIND ALGO: is ALGO a GLEX_<KIND>_ALGO value?
 nsizes=$(echo $nps | wc -w)
 nalgos=$(echo $ar_algos | wc -w)
 osu_colls="allreduce reduce bcast barrier iallreduce ireduce ibcast ibarrier"
-echo "1..$(( 5 + nsizes * (3 + nalgos) + 4 + 1 + 8 + 2 + 4 ))"
+echo "1..$(( 5 + nsizes * (3 + nalgos) + 4 + 1 + 8 + 2 + 5 ))"
 
 for p in $progs; do
   if "$prefix/bin/mpicc" -std=c11 -O1 -Wall -Wextra -Werror -o "$out/$p" "$src/test/mpi/$p.c" \
@@ -137,8 +137,10 @@ run "glex-osu -c iallreduce with GLEX_ALLREDUCE_ALGO=direct" 4 GLEX_ALLREDUCE_AL
 run "comms with GLEX_MAILBOXES=1" 4 GLEX_MAILBOXES=1 -- "$out/comms"
 # a reduce's root that comes late (after its peers freed the communicator,
 # and before MPI_Finalize): senders copy out (GLEX_STAGE_KB auto, and with
-# a core per process) or wait to be read (GLEX_STAGE_KB=0)
+# a core per process) or wait to be read (GLEX_STAGE_KB=0); the root maps
+# the stages (GLEX_STAGE_MAP=1) or reads them by cross-memory attach
 run "late_root" 2 -- "$out/late_root"
 run "late_root" 3 -- "$out/late_root"
 run "late_root" 4 GLEX_STAGE_KB=0 -- "$out/late_root" 1.5 wait
 run "late_root" 4 GLEX_STAGE_KB=4096 -- "$out/late_root" 1.5 out
+run "late_root" 3 GLEX_STAGE_MAP=0 -- "$out/late_root" 1.5 out

@@ -27,6 +27,7 @@ mpi_core_sources += \
     src/mpid/ch4/netmod/glex_emu/glex_emu_cleanup.c \
     src/mpid/ch4/netmod/glex_emu/glex_emu_live.c \
     src/mpid/ch4/netmod/glex_emu/glex_emu_mbox.c \
+    src/mpid/ch4/netmod/glex_emu/glex_emu_region.c \
     src/mpid/ch4/netmod/glex_emu/glex_emu_desc.c \
     src/mpid/ch4/netmod/glex_emu/glex_emu_engine.c \
     src/mpid/ch4/netmod/glex_emu/glex_emu_fabric.c \
