@@ -151,7 +151,9 @@ static int rank_main(const opts_t *o, int rank, shared_t *sh, const char *job)
         if (iters < 1)
             iters = 1;
         glex_algo_t chosen;
-        glex_coll_resolve(g, &a, &chosen);
+        glex_coll_args_t asked = a; /* glex_coll_run takes 'direct' as blocking */
+        asked.blocking = a.algo == GLEX_ALGO_DIRECT;
+        glex_coll_resolve(g, &asked, &chosen);
         for (int i = 0; i < o->warmup; i++)
             if (glex_coll_run(g, &a))
                 goto fail;

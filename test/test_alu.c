@@ -64,6 +64,7 @@ int main(void)
 {
     uint64_t seed = 88172645463325252ull;
     enum { N = 257 };
+    int32_t x_unused[3] = { 0 };
     for (size_t k = 0; k < sizeof base / sizeof base[0]; k++) {
         const tinfo_t *ti = &base[k];
         size_t es = glex_type_size(ti->t);
@@ -117,6 +118,33 @@ int main(void)
                    glex_alu_native((glex_op_t)op, ti->t) ? "" : " [extension]");
         }
     }
+    /* combine_into (out = a op b) gives combine's bytes, for every op x type */
+    for (int t = 0; t < GLEX_TYPE_COUNT; t++) {
+        int ok = 1, n = 0;
+        size_t es = glex_type_size((glex_type_t)t);
+        int pair = !glex_alu_supported(GLEX_OP_SUM, (glex_type_t)t); /* value+index */
+        for (int op = 0; op < GLEX_OP_COUNT; op++) {
+            if (!glex_alu_supported((glex_op_t)op, (glex_type_t)t))
+                continue;
+            uint8_t a[N * 16], b[N * 16], acc[N * 16], out[N * 16];
+            for (size_t i = 0; i < N * es; i++)
+                a[i] = (uint8_t)glex_rand(&seed), b[i] = i % 3 ? (uint8_t)glex_rand(&seed) : a[i];
+            memcpy(acc, a, N * es);
+            memcpy(out, a, N * es); /* pair types: padding as combine leaves it */
+            for (size_t i = 0; !pair && i < N * es; i += es * 2) /* out is not read */
+                memset(out + i, 0x5a, es);
+            ok &= glex_alu_combine((glex_op_t)op, (glex_type_t)t, acc, b, N) == GLEX_OK &&
+                  glex_alu_combine_into((glex_op_t)op, (glex_type_t)t, out, a, b, N) == GLEX_OK &&
+                  memcmp(acc, out, N * es) == 0;
+            n++;
+        }
+        tap_ok(ok && n > 0, "combine_into equals combine for the %d ops on %s", n,
+               glex_type_name((glex_type_t)t));
+    }
+    tap_ok(glex_alu_combine_into(GLEX_OP_MAXLOC, GLEX_INT32, x_unused, x_unused + 1, x_unused + 2,
+                                 1) == GLEX_ENOTSUP &&
+               strstr(glex_last_error(), "maxloc"),
+           "combine_into rejects an op x type the ALU lacks");
     /* maxloc/minloc on every pair type, including ties */
     glex_double_int_t x[4] = { { 1.0, 5 }, { 2.0, 1 }, { 3.0, 7 }, { -1.0, 2 } };
     glex_double_int_t y[4] = { { 1.0, 3 }, { 2.0, 4 }, { 1.0, 0 }, { -1.0, 9 } };

@@ -105,6 +105,9 @@ int glex_alu_supported(glex_op_t op, glex_type_t type);
 int glex_alu_native(glex_op_t op, glex_type_t type);
 /* inout[i] = inout[i] (op) in[i]; GLEX_ENOTSUP when unsupported. */
 int glex_alu_combine(glex_op_t op, glex_type_t type, void *inout, const void *in, size_t count);
+/* out[i] = a[i] op b[i] (a's element first, as in combine); out overlaps neither */
+int glex_alu_combine_into(glex_op_t op, glex_type_t type, void *out, const void *a,
+                          const void *b, size_t count);
 
 /* ---- descriptors ---- */
 typedef enum { GLEX_DESC_MP = 1, GLEX_DESC_RDMA = 2, GLEX_DESC_COLL = 3 } glex_desc_kind_t;

@@ -53,6 +53,7 @@
 #define GLEX_KERNEL_CLONES
 #endif
 
+/* each op x type: k_ (d[i] = d[i] op s[i]) and kt_ (d[i] = x[i] op s[i]) */
 #define KERNEL(OPN, TE, T, W)                                                   \
     GLEX_KERNEL_CLONES static void k_##OPN##_##TE(void *restrict io, const void *restrict in,     \
                                size_t n)                                        \
@@ -61,6 +62,17 @@
         const T *s = in;                                                        \
         for (size_t i = 0; i < n; i++) {                                        \
             T a = d[i], b = s[i];                                               \
+            d[i] = E_##OPN(T, W);                                               \
+        }                                                                       \
+    }                                                                           \
+    GLEX_KERNEL_CLONES static void kt_##OPN##_##TE(void *restrict out,          \
+                                                   const void *restrict x,      \
+                                                   const void *restrict in, size_t n) \
+    {                                                                           \
+        T *d = out;                                                             \
+        const T *f = x, *s = in;                                                \
+        for (size_t i = 0; i < n; i++) {                                        \
+            T a = f[i], b = s[i];                                               \
             d[i] = E_##OPN(T, W);                                               \
         }                                                                       \
     }
@@ -77,15 +89,18 @@ GLEX_INT_TYPES(LOGIC_KERNELS)
 GLEX_FP_TYPES(ARITH_KERNELS)
 GLEX_PAIR_TYPES(PAIR_KERNELS)
 
-typedef void (*glex_kernel_fn)(void *restrict, const void *restrict, size_t);
+typedef struct {
+    void (*acc)(void *restrict, const void *restrict, size_t);
+    void (*into)(void *restrict, const void *restrict, const void *restrict, size_t);
+} glex_kernel_t;
 
-#define SLOT(OPN, TE) [GLEX_OP_##OPN][TE] = k_##OPN##_##TE,
+#define SLOT(OPN, TE) [GLEX_OP_##OPN][TE] = { k_##OPN##_##TE, kt_##OPN##_##TE },
 #define ARITH_SLOTS(TE, T, W) SLOT(SUM, TE) SLOT(PROD, TE) SLOT(MAX, TE) SLOT(MIN, TE)
 #define LOGIC_SLOTS(TE, T, W) SLOT(LAND, TE) SLOT(LOR, TE) SLOT(LXOR, TE) \
     SLOT(BAND, TE) SLOT(BOR, TE) SLOT(BXOR, TE)
 #define PAIR_SLOTS(TE, T, W) SLOT(MAXLOC, TE) SLOT(MINLOC, TE)
 
-static const glex_kernel_fn kernels[GLEX_OP_COUNT][GLEX_TYPE_COUNT] = {
+static const glex_kernel_t kernels[GLEX_OP_COUNT][GLEX_TYPE_COUNT] = {
     GLEX_INT_TYPES(ARITH_SLOTS) GLEX_INT_TYPES(LOGIC_SLOTS)
     GLEX_FP_TYPES(ARITH_SLOTS) GLEX_PAIR_TYPES(PAIR_SLOTS)
 };
@@ -123,7 +138,7 @@ const char *glex_op_name(glex_op_t op)
 int glex_alu_supported(glex_op_t op, glex_type_t type)
 {
     return (unsigned)op < GLEX_OP_COUNT && (unsigned)type < GLEX_TYPE_COUNT &&
-           kernels[op][type] != NULL;
+           kernels[op][type].acc != NULL;
 }
 
 int glex_alu_native(glex_op_t op, glex_type_t type)
@@ -146,6 +161,17 @@ int glex_alu_combine(glex_op_t op, glex_type_t type, void *inout, const void *in
         return glex_error(GLEX_ENOTSUP, "ALU has no kernel for op %s (%d) on type %s (%d)",
                           glex_op_name(op), (int)op, glex_type_name(type), (int)type);
     if (count)
-        kernels[op][type](inout, in, count);
+        kernels[op][type].acc(inout, in, count);
+    return GLEX_OK;
+}
+
+int glex_alu_combine_into(glex_op_t op, glex_type_t type, void *out, const void *a,
+                          const void *b, size_t count)
+{
+    if (!glex_alu_supported(op, type))
+        return glex_error(GLEX_ENOTSUP, "ALU has no kernel for op %s (%d) on type %s (%d)",
+                          glex_op_name(op), (int)op, glex_type_name(type), (int)type);
+    if (count)
+        kernels[op][type].into(out, a, b, count);
     return GLEX_OK;
 }

@@ -675,11 +675,20 @@ static int reduce_block(glex_group_t *g, glex_dcall_t *c)
                     src = into;
                 }
             }
-            if (q == 0 && src != acc)
-                memcpy(acc, src, len);
-            else if (q > 0 && (rc = combine(c, acc, src, len)))
+            /* rank 0's data is not copied: the first combine writes
+             * rank0 op rank1 into acc (unless rank 0's is there already) */
+            if (q == 0)
+                c->first = src;
+            else if (q == 1 && c->first != acc)
+                rc = glex_alu_combine_into(c->a.op, c->a.type, acc, c->first, src,
+                                           len / glex_type_size(c->a.type));
+            else
+                rc = combine(c, acc, src, len);
+            if (rc)
                 return fail(g, c, rc);
         }
+        if (g->size == 1 && c->first != acc)
+            memcpy(acc, c->first, len);
         if (local_dest) {
             if (acc != (uint8_t *)c->a.recvbuf + off)
                 memcpy((uint8_t *)c->a.recvbuf + off, acc, len);

@@ -67,6 +67,7 @@ typedef struct glex_dcall {
     int out;            /* staged, not the root: this rank's data is copied out */
     uint64_t off;       /* large reduce: bytes of this rank's block done */
     uint32_t rq;        /* large reduce: next rank to combine in the chunk at off */
+    const uint8_t *first; /* ... rank 0's data for that chunk, not copied */
     uint32_t c;         /* call number */
     int st;
     uint32_t q;         /* next rank to wait for */
