@@ -10,6 +10,7 @@
  *   out      the others must return before the root enters (their data is
  *            copied out); wait: not before (they wait to be read); checked
  *            on one clock, the root's entry against their return */
+#define _POSIX_C_SOURCE 200809L /* nanosleep */
 #include "mt.h"
 
 #include <string.h>
