@@ -610,8 +610,8 @@ static void block_of(const glex_group_t *g, const glex_dcall_t *c, uint32_t q, u
 }
 
 /* the root of a staged reduce: rank q's stage is a region: map it (once;
- * again when it grew).  *out NULL: it cannot be mapped here (no permission,
- * say): read by RDMA from now on */
+ * again when rank q replaced it).  *out NULL: it cannot be mapped here (no
+ * permission, say): read by RDMA from now on */
 static int stage_mapped(glex_group_t *g, const glex_dcall_t *c, uint32_t q, const dslot_t *sl,
                         const uint8_t **out)
 {
