@@ -154,12 +154,17 @@ int glex_alu_native(glex_op_t op, glex_type_t type)
     }
 }
 
+static int no_kernel(glex_op_t op, glex_type_t type)
+{
+    return glex_error(GLEX_ENOTSUP, "ALU has no kernel for op %s (%d) on type %s (%d)",
+                      glex_op_name(op), (int)op, glex_type_name(type), (int)type);
+}
+
 int glex_alu_combine(glex_op_t op, glex_type_t type, void *inout, const void *in,
                      size_t count)
 {
     if (!glex_alu_supported(op, type))
-        return glex_error(GLEX_ENOTSUP, "ALU has no kernel for op %s (%d) on type %s (%d)",
-                          glex_op_name(op), (int)op, glex_type_name(type), (int)type);
+        return no_kernel(op, type);
     if (count)
         kernels[op][type].acc(inout, in, count);
     return GLEX_OK;
@@ -169,8 +174,7 @@ int glex_alu_combine_into(glex_op_t op, glex_type_t type, void *out, const void 
                           const void *b, size_t count)
 {
     if (!glex_alu_supported(op, type))
-        return glex_error(GLEX_ENOTSUP, "ALU has no kernel for op %s (%d) on type %s (%d)",
-                          glex_op_name(op), (int)op, glex_type_name(type), (int)type);
+        return no_kernel(op, type);
     if (count)
         kernels[op][type].into(out, a, b, count);
     return GLEX_OK;

@@ -351,13 +351,31 @@ static int size_ok(glex_group_t *g, glex_dcall_t *c, uint32_t q)
 }
 
 /* wake the peers asleep waiting for this rank (wait_for) */
+static void wake_if_waiting(glex_group_t *g, uint32_t q)
+{
+    if (glex_host_asleep(g->f, g->nodes[q]) &&
+        atomic_load(&line_of(g->direct, q)->wait_for) == g->rank + 1)
+        glex_wake_host(g->f, g->nodes[q]);
+}
+
 static void notify_all(glex_group_t *g)
 {
-    glex_direct_t *d = g->direct;
     for (uint32_t q = 0; q < g->size; q++)
-        if (q != g->rank && glex_host_asleep(g->f, g->nodes[q]) &&
-            atomic_load(&line_of(d, q)->wait_for) == g->rank + 1)
-            glex_wake_host(g->f, g->nodes[q]);
+        if (q != g->rank)
+            wake_if_waiting(g, q);
+}
+
+/* this rank is about to wait for rank q: say so (wait_for), so that q's
+ * next write wakes it.  1 when newly said: the caller must look at its
+ * condition once more (q may have looked at wait_for before it changed);
+ * 0 when said before, at a look that came after it */
+static int say_waiting(glex_group_t *g, uint32_t q)
+{
+    _Atomic uint32_t *mine = &line_of(g->direct, g->rank)->wait_for;
+    if (atomic_load_explicit(mine, memory_order_relaxed) == q + 1)
+        return 0;
+    atomic_store(mine, q + 1);
+    return 1;
 }
 
 /* is *w at (exact) or past call c?  If not, this rank waits for rank q:
@@ -368,10 +386,8 @@ static int reached(glex_group_t *g, const _Atomic uint32_t *w, uint32_t c, int e
     uint32_t v = atomic_load_explicit(w, memory_order_acquire);
     if (exact ? v == c : after_eq(v, c))
         return 1;
-    _Atomic uint32_t *mine = &line_of(g->direct, g->rank)->wait_for;
-    if (atomic_load_explicit(mine, memory_order_relaxed) == q + 1)
+    if (!say_waiting(g, q))
         return 0;
-    atomic_store(mine, q + 1);
     v = atomic_load(w);
     return exact ? v == c : after_eq(v, c);
 }
@@ -445,7 +461,6 @@ static void copy_out(glex_group_t *g, glex_dcall_t *c)
     glex_direct_t *d = g->direct;
     uint8_t *dst = d->stage[c->c & 1u];
     const uint8_t *src = send_ptr(&c->a);
-    uint32_t root = c->a.root;
     for (uint64_t off = 0; off < c->bytes;) {
         uint64_t len = c->bytes - off < CHUNK_BYTES ? c->bytes - off : CHUNK_BYTES;
         memcpy(dst + off, src + off, len);
@@ -453,9 +468,7 @@ static void copy_out(glex_group_t *g, glex_dcall_t *c)
         uint64_t kib = off == c->bytes ? (off + 1023) >> 10 : off >> 10;
         atomic_store_explicit(&line_of(d, g->rank)->out[c->c & 1u], (uint64_t)c->c << 32 | kib,
                               memory_order_release);
-        if (glex_host_asleep(g->f, g->nodes[root]) &&
-            atomic_load(&line_of(d, root)->wait_for) == g->rank + 1)
-            glex_wake_host(g->f, g->nodes[root]);
+        wake_if_waiting(g, c->a.root);
     }
 }
 
@@ -467,9 +480,8 @@ static int staged_upto(glex_group_t *g, const glex_dcall_t *c, uint32_t q, uint6
         uint64_t v = atomic_load_explicit(w, memory_order_acquire);
         if ((uint32_t)(v >> 32) == c->c && (v & 0xffffffffu) * 1024u >= end)
             return 1;
-        if (look) /* said whom it waits for, then looked once more */
+        if (look || !say_waiting(g, q)) /* said before, or said and looked again */
             break;
-        atomic_store(&line_of(g->direct, g->rank)->wait_for, q + 1);
     }
     return 0;
 }
@@ -680,8 +692,7 @@ static int reduce_block(glex_group_t *g, glex_dcall_t *c)
             if (q == 0)
                 c->first = src;
             else if (q == 1 && c->first != acc)
-                rc = glex_alu_combine_into(c->a.op, c->a.type, acc, c->first, src,
-                                           len / glex_type_size(c->a.type));
+                rc = glex_alu_combine_into(c->a.op, c->a.type, acc, c->first, src, len / es);
             else
                 rc = combine(c, acc, src, len);
             if (rc)
