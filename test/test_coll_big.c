@@ -111,13 +111,13 @@ static int around_buffer(glex_tctx_t *c)
 static int direct_sizes(glex_tctx_t *c)
 {
     static const uint64_t counts[] = { 1, 7, 1023, 1024, 1025, 2048, 4095, 4096, 4097,
-                                       16383, 16384, 16385, 40000 };
+                                       16383, 16384, 16385, 40000, 200000 };
     uint64_t seed = 900;
     for (int kind = 0; kind < GLEX_COLL_BARRIER; kind++)
         for (int inplace = 0; inplace < 2; inplace++) {
             if (inplace && kind != GLEX_COLL_ALLREDUCE)
                 continue;
-            int id = glex_case(c, "direct %s%s, 4 B to 160 KB, every root",
+            int id = glex_case(c, "direct %s%s, 4 B to 800 KB, every root",
                                glex_coll_kind_name((glex_coll_kind_t)kind),
                                inplace ? " in place" : "");
             for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {

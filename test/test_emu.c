@@ -156,12 +156,20 @@ static void test_segment_mismatch(void)
         int ok1 = r1 == GLEX_EMISMATCH && strstr(glex_last_error(), "GLEX_UNITS=8");
         int r2 = glex_fabric_open("mismatch", 3, 1, &p, &f);
         int ok2 = r2 == GLEX_EMISMATCH && strstr(glex_last_error(), "nodes");
-        _exit(ok1 && ok2 ? 0 : 1);
+        /* staged allreduce/bcast exist only with mapped stages: every
+         * process must take the same path */
+        q = p;
+        q.stage_map = 0;
+        int r3 = glex_fabric_open("mismatch", 2, 1, &q, &f);
+        int ok3 = r3 == GLEX_EMISMATCH && strstr(glex_last_error(), "GLEX_STAGE_MAP=1") &&
+                  strstr(glex_last_error(), "this process has 0");
+        _exit(ok1 && ok2 && ok3 ? 0 : 1);
     }
     int st;
     waitpid(pid, &st, 0);
     tap_ok(rc == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0,
-           "attach with other GLEX_UNITS or node count refused with the differing value");
+           "attach with other GLEX_UNITS, GLEX_STAGE_MAP or node count refused with the "
+           "differing value");
     glex_fabric_close(a);
 }
 

@@ -101,6 +101,7 @@ static const char *param_mismatch(const glex_params_t *a, const glex_params_t *b
     CMP(mailbox_kb, "GLEX_MAILBOX_KB")
     CMP(rdma_kb, "GLEX_RDMA_KB") /* every process must pick the same path */
     CMP(stage_kb, "GLEX_STAGE_KB")
+    CMP(stage_map, "GLEX_STAGE_MAP") /* staged allreduce/bcast on or off */
 #undef CMP
     return NULL;
 }

@@ -27,6 +27,16 @@
  *           maps (GLEX_STAGE_MAP) and combines from with no copy, else the
  *           root reads it by RDMA.  A non-root that cannot get the
  *           memory publishes its own buffer and waits for the root's done;
+ *   staged allreduce (GLEX_STAGE_MAP, up to GLEX_STAGE_KB): every rank
+ *           copies its data into its stage as above; chunk k is reduced by
+ *           rank k mod n, reading the stages in place, into its result and
+ *           its own stage (where only it read its data), said in its "red"
+ *           word; then every rank copies the others' chunks out of their
+ *           stages as they are said, done = c.  Nobody reads user buffers;
+ *   staged bcast (GLEX_STAGE_MAP, up to GLEX_STAGE_KB; with a core per
+ *           process up to 128 KiB): the root copies into its stage and is
+ *           done; the receivers copy out of it as it fills.  A rank that
+ *           cannot get a stage is read in place and waits for its readers;
  *   large bcast: the root writes the first 1/n into every receiver, phase =
  *           c, done = c, and waits until all are done; each receiver reads
  *           the rest from the root, waits for phase, done = c.  When
@@ -44,6 +54,11 @@
 #define CHUNK_BYTES (64u * 1024u) /* reduce-scatter chunk: stays in cache */
 #define LINE 64u
 #define SLOT_HDR 32u
+/* a large bcast with a core per process goes through the root's stage up
+ * to this size, above it the root and the receivers split the copy
+ * (measured, doc/performance.md "Staged allreduce and bcast": 2 ranks, 64
+ * KiB 3.8 against 5.9 us, 128 KiB even, 4 MiB 242 against 162 us) */
+#define BCAST_STAGE_CORE (128u * 1024u)
 
 typedef struct {
     _Atomic uint32_t done;   /* last call this rank completed */
@@ -51,8 +66,10 @@ typedef struct {
     _Atomic uint32_t failed; /* a call this rank failed: its peers stop waiting */
     _Atomic uint32_t wait_for; /* rank + 1 this rank waits for: only that one wakes it */
     _Atomic int32_t failed_rc; /* why it failed that call (written before failed) */
-    _Atomic uint64_t out[2]; /* staged reduce, per slot: call << 32 | KiB copied into
+    _Atomic uint64_t out[2]; /* staged calls, per slot: call << 32 | KiB copied into
                               * its stage (a rank may be a call ahead in the other) */
+    _Atomic uint64_t red[2]; /* staged allreduce, per slot: call << 32 | how many of
+                              * its chunks it has reduced (their results readable) */
 } dline_t;
 _Static_assert(sizeof(dline_t) <= LINE, "a mailbox's status words fit its first line");
 
@@ -84,7 +101,8 @@ struct glex_direct {
     int nomap;           /* a stage could not be mapped: read them by RDMA from now on */
 };
 
-enum { ST_ENTER, ST_SMALL, ST_LARGE_WAIT, ST_LARGE_REDUCE, ST_LARGE_PHASE, ST_LARGE_DONE, ST_DONE };
+enum { ST_ENTER, ST_SMALL, ST_LARGE_WAIT, ST_LARGE_REDUCE, ST_GATHER, ST_LARGE_PHASE, ST_LARGE_DONE,
+       ST_DONE };
 
 static uint64_t now_ns(void)
 {
@@ -252,7 +270,12 @@ int glex_direct_start(glex_group_t *g, const glex_coll_args_t *a, glex_dcall_t *
         c->a.sendbuf = c->a.recvbuf;
     c->bytes = call_bytes(a);
     c->large = c->bytes > d->cap || c->bytes > glex_rdma_threshold(g->f);
-    c->staged = c->large && a->kind == GLEX_COLL_REDUCE && c->bytes <= glex_stage_limit(g->f);
+    c->staged = c->large && c->bytes <= glex_stage_limit(g->f) && g->size > 1 &&
+                (a->kind == GLEX_COLL_REDUCE ||
+                 (glex_fabric_params(g->f)->stage_map &&
+                  (a->kind == GLEX_COLL_ALLREDUCE ||
+                   (a->kind == GLEX_COLL_BCAST &&
+                    (c->bytes <= BCAST_STAGE_CORE || glex_procs_per_cpu(g->f) > 1)))));
     c->c = ++d->seq;
     if (c->c == 0) /* 0 means 'never': skip it when the counter wraps */
         c->c = ++d->seq;
@@ -402,11 +425,20 @@ static int done_reached(glex_group_t *g, uint32_t q, uint32_t c)
            !glex_mbox_holds(d->area[q], g->key, q);
 }
 
-/* a small bcast's receivers write nothing; a large one's give their
- * buffer's address */
+/* a small or staged bcast's receivers write nothing; a large one's give
+ * their buffer's address */
 static int writes_slot(const glex_group_t *g, const glex_dcall_t *c)
 {
-    return c->a.kind != GLEX_COLL_BCAST || c->large || g->rank == c->a.root;
+    return c->a.kind != GLEX_COLL_BCAST || (c->large && !c->staged) || g->rank == c->a.root;
+}
+
+/* staged: does this rank copy its data into a stage?  A reduce's senders,
+ * a bcast's root, every rank of an allreduce */
+static int stages(const glex_group_t *g, const glex_dcall_t *c)
+{
+    if (c->a.kind == GLEX_COLL_REDUCE)
+        return g->rank != c->a.root;
+    return c->a.kind == GLEX_COLL_ALLREDUCE || g->rank == c->a.root;
 }
 
 /* readers of this rank's slot in this call: -1 every rank, else the root */
@@ -424,16 +456,18 @@ static int64_t readers(const glex_group_t *g, const glex_dcall_t *c)
  * copies about as much as each receiver */
 static uint64_t bcast_share(const glex_group_t *g, const glex_dcall_t *c)
 {
+    if (c->staged)
+        return 0; /* the receivers copy it all from the root's stage */
     if (glex_procs_per_cpu(g->f) > 1)
         return 0; /* processes share cores: the split would only add a wait (the
                    * root for every receiver's address): receivers read it all */
     return c->bytes / g->size / 4096u * 4096u;
 }
 
-/* staged reduce, not the root: this slot's stage, big enough (its last
- * reader, the root, is through with it: enter waited for that), with
- * nothing copied yet.  0 when the memory is not to be had: the rank then
- * waits to be read */
+/* staged, a rank that stages: this slot's stage, big enough (its last
+ * readers are through with it: enter waited for that), with nothing
+ * copied yet.  0 when the memory is not to be had: the rank then is read
+ * in place and waits for its readers */
 static int stage_ready(glex_group_t *g, glex_dcall_t *c, uint32_t s)
 {
     glex_direct_t *d = g->direct;
@@ -454,8 +488,24 @@ static int stage_ready(glex_group_t *g, glex_dcall_t *c, uint32_t s)
     return 1;
 }
 
+/* a staged call's progress word was written: wake the readers that sleep
+ * waiting for this rank (a reduce's root, else any rank).  When processes
+ * share cores only at the last step: a sleeper woken at every step would
+ * take the core from the writer for a chunk's worth of work, n - 1 of them
+ * at each step for a bcast or an allreduce (16 processes on 2 cores: a 4
+ * MiB bcast took 5 ms instead of 0.3) */
+static void said_progress(glex_group_t *g, const glex_dcall_t *c, int last)
+{
+    if (!last && glex_procs_per_cpu(g->f) > 1)
+        return;
+    if (c->a.kind == GLEX_COLL_REDUCE)
+        wake_if_waiting(g, c->a.root);
+    else
+        notify_all(g);
+}
+
 /* ... then the data into it, 64 KiB at a time, each step said ("out": KiB
- * copied, rounded up at the end) and the root woken if it sleeps for it */
+ * copied, rounded up at the end) */
 static void copy_out(glex_group_t *g, glex_dcall_t *c)
 {
     glex_direct_t *d = g->direct;
@@ -468,22 +518,29 @@ static void copy_out(glex_group_t *g, glex_dcall_t *c)
         uint64_t kib = off == c->bytes ? (off + 1023) >> 10 : off >> 10;
         atomic_store_explicit(&line_of(d, g->rank)->out[c->c & 1u], (uint64_t)c->c << 32 | kib,
                               memory_order_release);
-        wake_if_waiting(g, c->a.root);
+        said_progress(g, c, off == c->bytes);
     }
 }
 
-/* the root of a staged reduce: has rank q's stage the bytes below end? */
-static int staged_upto(glex_group_t *g, const glex_dcall_t *c, uint32_t q, uint64_t end)
+/* has rank q's progress word w (call << 32 | count) reached count * unit
+ * >= need in this call?  If not, this rank waits for q: says so */
+static int word_upto(glex_group_t *g, const glex_dcall_t *c, const _Atomic uint64_t *w,
+                     uint32_t q, uint64_t need, uint64_t unit)
 {
-    const _Atomic uint64_t *w = &line_of(g->direct, q)->out[c->c & 1u];
     for (int look = 0; look < 2; look++) {
         uint64_t v = atomic_load_explicit(w, memory_order_acquire);
-        if ((uint32_t)(v >> 32) == c->c && (v & 0xffffffffu) * 1024u >= end)
+        if ((uint32_t)(v >> 32) == c->c && (v & 0xffffffffu) * unit >= need)
             return 1;
         if (look || !say_waiting(g, q)) /* said before, or said and looked again */
             break;
     }
     return 0;
+}
+
+/* a staged call's reader: has rank q's stage the bytes below end? */
+static int staged_upto(glex_group_t *g, const glex_dcall_t *c, uint32_t q, uint64_t end)
+{
+    return word_upto(g, c, &line_of(g->direct, q)->out[c->c & 1u], q, end, 1024u);
 }
 
 static int enter(glex_group_t *g, glex_dcall_t *c)
@@ -512,7 +569,7 @@ static int enter(glex_group_t *g, glex_dcall_t *c)
     if (c->large) {
         sl->send = (uint64_t)(uintptr_t)send_ptr(&c->a);
         sl->recv = (uint64_t)(uintptr_t)c->a.recvbuf;
-        if (c->staged && g->rank != c->a.root && stage_ready(g, c, s)) {
+        if (c->staged && stages(g, c) && stage_ready(g, c, s)) {
             sl->send = (uint64_t)(uintptr_t)d->stage[s];
             sl->recv = d->region[s].id;
         }
@@ -529,6 +586,8 @@ static int enter(glex_group_t *g, glex_dcall_t *c)
     d->wreaders[s] = readers(g, c);
     d->entered = c->c;
     c->notify = 1; /* wake sleeping readers before this rank waits, or at its end */
+    if (c->out)
+        copy_out(g, c); /* the readers follow it chunk by chunk */
     return 1;
 }
 
@@ -556,10 +615,11 @@ static int finish_call(glex_group_t *g, glex_dcall_t *c)
     c->notify = 0;
     /* large: wait until nobody reads or writes this rank's buffers any more;
      * a bcast receiver is through (the root wrote its share before phase),
-     * so is a staged reduce's root (nobody touches its buffers) and a
-     * non-root whose data is copied out */
+     * so is a staged reduce's root (nobody touches its buffers) and any
+     * rank whose data went into its stage (readers take it from there) */
     int through = (c->a.kind == GLEX_COLL_BCAST && g->rank != c->a.root) ||
-                  (c->staged && (g->rank == c->a.root || c->out));
+                  (c->staged && (c->out || (c->a.kind == GLEX_COLL_REDUCE &&
+                                            g->rank == c->a.root)));
     c->st = c->large && !through ? ST_LARGE_DONE : ST_DONE;
     return 1;
 }
@@ -608,20 +668,54 @@ static int small_step(glex_group_t *g, glex_dcall_t *c)
     return finish_call(g, c);
 }
 
-/* block of rank q: elements [lo, hi) */
-static void block_of(const glex_group_t *g, const glex_dcall_t *c, uint32_t q, uint64_t *lo,
-                     uint64_t *hi)
+/* a staged allreduce's chunk, bytes: chunk k is reduced by rank k mod n
+ * (spread over every rank also when the message has few chunks) */
+static uint64_t rr_chunk(const glex_group_t *g, const glex_dcall_t *c)
 {
-    if (c->staged) { /* the root reduces it all */
-        *lo = 0;
-        *hi = q == c->a.root ? c->a.count : 0;
-        return;
-    }
-    *lo = c->a.count * q / g->size;
-    *hi = c->a.count * (q + 1) / g->size;
+    size_t es = glex_type_size(c->a.type);
+    uint64_t per_rank = (c->a.count + g->size - 1) / g->size;
+    uint64_t most = CHUNK_BYTES / es;
+    return (per_rank < most ? per_rank : most) * es;
 }
 
-/* the root of a staged reduce: rank q's stage is a region: map it (once;
+static int round_robin(const glex_dcall_t *c)
+{
+    return c->staged && c->a.kind == GLEX_COLL_ALLREDUCE;
+}
+
+/* chunk ci of this rank's share of a large reduce/allreduce: bytes
+ * [*off, *off + *len); 0 past the last.  Its block's chunks (rank q's
+ * block: elements count*q/n up to count*(q+1)/n; a staged reduce's root
+ * has all, the others none), or a staged allreduce's chunks rank, rank +
+ * n, ... */
+static int my_chunk(const glex_group_t *g, const glex_dcall_t *c, uint64_t ci, uint64_t *off,
+                    uint64_t *len)
+{
+    uint64_t lo, hi, step;
+    if (round_robin(c)) {
+        step = rr_chunk(g, c);
+        lo = (g->rank + ci * g->size) * step;
+        hi = c->bytes;
+    } else {
+        size_t es = glex_type_size(c->a.type);
+        step = CHUNK_BYTES / es * es;
+        if (c->staged) {
+            lo = 0;
+            hi = g->rank == c->a.root ? c->bytes : 0;
+        } else {
+            lo = c->a.count * g->rank / g->size * es;
+            hi = c->a.count * (g->rank + 1) / g->size * es;
+        }
+        lo += ci * step;
+    }
+    if (lo >= hi)
+        return 0;
+    *off = lo;
+    *len = hi - lo < step ? hi - lo : step;
+    return 1;
+}
+
+/* a staged call's reader: rank q's stage is a region: map it (once;
  * again when rank q replaced it).  *out NULL: it cannot be mapped here (no
  * permission, say): read by RDMA from now on */
 static int stage_mapped(glex_group_t *g, const glex_dcall_t *c, uint32_t q, const dslot_t *sl,
@@ -647,23 +741,19 @@ static int stage_mapped(glex_group_t *g, const glex_dcall_t *c, uint32_t q, cons
     return GLEX_OK;
 }
 
-/* large reduce/allreduce: this rank's block, combined from every rank's
- * buffer in rank order, chunk by chunk; written where the result goes */
+/* large reduce/allreduce: this rank's chunks, combined from every rank's
+ * buffer or stage in rank order; written where the result goes */
 static int reduce_block(glex_group_t *g, glex_dcall_t *c)
 {
     glex_direct_t *d = g->direct;
     uint32_t s = c->c & 1u, me = g->rank;
     size_t es = glex_type_size(c->a.type);
-    uint64_t lo, hi;
-    block_of(g, c, me, &lo, &hi);
     const uint8_t *mine = send_ptr(&c->a);
     int inplace = mine == (const uint8_t *)c->a.recvbuf;
-    uint64_t chunk = CHUNK_BYTES / es * es;
     int rc = GLEX_OK;
     int local_dest = c->a.kind == GLEX_COLL_ALLREDUCE || me == c->a.root;
-    for (; lo * es + c->off < hi * es; c->off += chunk, c->rq = 0) {
-        uint64_t off = lo * es + c->off;
-        uint64_t len = hi * es - off < chunk ? hi * es - off : chunk;
+    uint64_t off, len;
+    for (; my_chunk(g, c, c->ci, &off, &len); c->ci++, c->rq = 0) {
         uint8_t *acc = (local_dest && !inplace) ? (uint8_t *)c->a.recvbuf + off : d->acc;
         for (; c->rq < g->size; c->rq++) {
             uint32_t q = c->rq;
@@ -700,7 +790,19 @@ static int reduce_block(glex_group_t *g, glex_dcall_t *c)
         }
         if (g->size == 1 && c->first != acc)
             memcpy(acc, c->first, len);
-        if (local_dest) {
+        if (round_robin(c)) {
+            /* the chunk into this rank's result and, while in cache, its
+             * stage (where the others copy it from; its own data there was
+             * read by this rank alone), then said */
+            if (acc != (uint8_t *)c->a.recvbuf + off)
+                memcpy((uint8_t *)c->a.recvbuf + off, acc, len);
+            if (c->out)
+                memcpy(d->stage[s] + off, acc, len);
+            atomic_store_explicit(&line_of(d, me)->red[s], (uint64_t)c->c << 32 | (c->ci + 1),
+                                  memory_order_release);
+            uint64_t next_off, next_len;
+            said_progress(g, c, !my_chunk(g, c, c->ci + 1, &next_off, &next_len));
+        } else if (local_dest) {
             if (acc != (uint8_t *)c->a.recvbuf + off)
                 memcpy((uint8_t *)c->a.recvbuf + off, acc, len);
             /* allreduce: the chunk, still in cache, into every peer's result
@@ -720,13 +822,50 @@ static int reduce_block(glex_group_t *g, glex_dcall_t *c)
     return 1;
 }
 
+/* staged allreduce: the chunks the other ranks reduced, each copied from
+ * its reducer's stage once the reducer said it (from its result buffer by
+ * RDMA when it has no stage); staged bcast, a receiver: the root's stage
+ * as the root fills it (the root's buffer when it has none) */
+static int gather(glex_group_t *g, glex_dcall_t *c)
+{
+    glex_direct_t *d = g->direct;
+    uint32_t s = c->c & 1u;
+    int bcast = c->a.kind == GLEX_COLL_BCAST;
+    uint64_t step = bcast ? CHUNK_BYTES : rr_chunk(g, c);
+    int rc;
+    for (; c->ci * step < c->bytes; c->ci++) {
+        uint64_t off = c->ci * step;
+        uint64_t len = c->bytes - off < step ? c->bytes - off : step;
+        uint32_t q = bcast ? c->a.root : (uint32_t)(c->ci % g->size);
+        if (q == g->rank)
+            continue;
+        dslot_t *sl = slot_of(d, q, s);
+        if (bcast ? sl->len >= 1 && !staged_upto(g, c, q, off + len)
+                  : !word_upto(g, c, &line_of(d, q)->red[s], q, c->ci / g->size + 1, 1))
+            return blocked(g, c, q);
+        progressed(c);
+        const uint8_t *mapped = NULL;
+        if (sl->len >= 2 && (rc = stage_mapped(g, c, q, sl, &mapped)))
+            return fail(g, c, rc);
+        uint8_t *dst = (uint8_t *)c->a.recvbuf + off;
+        if (mapped)
+            memcpy(dst, mapped + off, len);
+        else if ((rc = glex_rdma_read(g->f, g->nodes[q], dst,
+                                      (bcast || sl->len >= 1 ? sl->send : sl->recv) + off, len)))
+            return fail(g, c, rc);
+    }
+    return 1;
+}
+
+
 /* wait until every rank's done word reached this call (staged: the root's,
  * the only reader of this rank's buffer) */
 static int wait_all_done(glex_group_t *g, glex_dcall_t *c)
 {
-    if (c->staged && c->q < c->a.root)
+    int root_only = c->staged && c->a.kind == GLEX_COLL_REDUCE;
+    if (root_only && c->q < c->a.root)
         c->q = c->a.root;
-    for (; c->q < (c->staged ? c->a.root + 1 : g->size); c->q++) {
+    for (; c->q < (root_only ? c->a.root + 1 : g->size); c->q++) {
         if (!done_reached(g, c->q, c->c))
             return blocked(g, c, c->q);
         progressed(c);
@@ -744,11 +883,9 @@ static int large_step(glex_group_t *g, glex_dcall_t *c)
         if (c->c != next_call(d->finished)) /* earlier calls in flight first */
             return later(g, c);
         uint64_t share = c->a.kind == GLEX_COLL_BCAST ? bcast_share(g, c) : 0;
-        if (c->staged && me != c->a.root) {
-            if (c->out)
-                copy_out(g, c);
-            return finish_call(g, c); /* the root reads this rank's data */
-        }
+        if (c->staged && c->a.kind == GLEX_COLL_REDUCE && me != c->a.root)
+            return finish_call(g, c); /* the root reads this rank's data (copied
+                                       * into its stage at enter, or in place) */
         for (; c->q < g->size; c->q++) {
             if (c->a.kind == GLEX_COLL_BCAST && c->q != c->a.root && (me != c->a.root || !share))
                 continue; /* bcast: receivers wait for the root, the root for all
@@ -772,6 +909,11 @@ static int large_step(glex_group_t *g, glex_dcall_t *c)
                 atomic_store_explicit(&line_of(d, me)->phase, c->c, memory_order_release);
                 return finish_call(g, c);
             }
+            if (c->staged) {
+                c->st = ST_GATHER;
+                c->ci = 0;
+                return 1;
+            }
             if ((rc = glex_rdma_read(g->f, g->nodes[c->a.root], (uint8_t *)c->a.recvbuf + share,
                                      slot_of(d, c->a.root, s)->send + share, c->bytes - share)))
                 return fail(g, c, rc);
@@ -781,11 +923,19 @@ static int large_step(glex_group_t *g, glex_dcall_t *c)
             return 1;
         }
         c->st = ST_LARGE_REDUCE;
-        c->off = 0;
+        c->ci = 0;
         c->rq = 0;
     }
     if (c->st == ST_LARGE_REDUCE) { /* resumed where a stage did not hold a chunk yet */
         if ((rc = reduce_block(g, c)) <= 0)
+            return rc;
+        if (!round_robin(c))
+            return finish_call(g, c);
+        c->st = ST_GATHER;
+        c->ci = 0;
+    }
+    if (c->st == ST_GATHER) { /* staged: the others' results (bcast: the root's data) */
+        if ((rc = gather(g, c)) <= 0)
             return rc;
         return finish_call(g, c);
     }

@@ -62,11 +62,13 @@ typedef struct glex_dcall {
     glex_coll_args_t a;
     uint64_t bytes;
     int large;          /* by RDMA (bytes above the mailbox slot) */
-    int staged;         /* large reduce: the root reads everything, the others
-                         * copy their data out first and leave */
-    int out;            /* staged, not the root: this rank's data is copied out */
-    uint64_t off;       /* large reduce: bytes of this rank's block done */
-    uint32_t rq;        /* large reduce: next rank to combine in the chunk at off */
+    int staged;         /* large, through stages: a reduce's senders, a bcast's
+                         * root, every allreduce rank copy their data out first
+                         * and readers take it from there as it arrives */
+    int out;            /* staged: this rank's data is in its stage */
+    uint64_t ci;        /* large reduce/allreduce: next chunk of this rank's share;
+                         * staged allreduce/bcast, then: next chunk to gather */
+    uint32_t rq;        /* large reduce: next rank to combine in chunk ci */
     const uint8_t *first; /* ... rank 0's data for that chunk, not copied */
     uint32_t c;         /* call number */
     int st;

@@ -139,8 +139,8 @@ run "comms with GLEX_MAILBOXES=1" 4 GLEX_MAILBOXES=1 -- "$out/comms"
 # and before MPI_Finalize): senders copy out (GLEX_STAGE_KB auto, and with
 # a core per process) or wait to be read (GLEX_STAGE_KB=0); the root maps
 # the stages (GLEX_STAGE_MAP=1) or reads them by cross-memory attach
-run "late_root" 2 -- "$out/late_root"
+run "late_root" 2 -- "$out/late_root" 1.5 out out
 run "late_root" 3 -- "$out/late_root"
-run "late_root" 4 GLEX_STAGE_KB=0 -- "$out/late_root" 1.5 wait
-run "late_root" 4 GLEX_STAGE_KB=4096 -- "$out/late_root" 1.5 out
-run "late_root" 3 GLEX_STAGE_MAP=0 -- "$out/late_root" 1.5 out
+run "late_root" 4 GLEX_STAGE_KB=0 -- "$out/late_root" 1.5 wait wait
+run "late_root" 4 GLEX_STAGE_KB=4096 -- "$out/late_root" 1.5 out out
+run "late_root" 3 GLEX_STAGE_MAP=0 -- "$out/late_root" 1.5 out wait
