@@ -15,10 +15,10 @@ GLEX_RDMA_KB=2000 "$bin/glex-info" 2>/tmp/glex-info.$$ >/dev/null; rc=$?
 GLEX_RDMA_KB=16 "$bin/glex-info" | grep -q "direct path RDMA above   16 KiB (GLEX_RDMA_KB)"; ok $? "GLEX_RDMA_KB is shown in force"
 GLEX_STAGE_KB=-5 "$bin/glex-info" 2>/tmp/glex-info.$$ >/dev/null; rc=$?
 [ $rc = 2 ] && grep -q "GLEX_STAGE_KB=-5 is invalid: allowed auto or 0..4194304" /tmp/glex-info.$$; ok $? "GLEX_STAGE_KB out of range is reported with its range (exit 2)"
-GLEX_STAGE_KB=512 "$bin/glex-info" | grep -q "senders copy out up to   512 KiB (GLEX_STAGE_KB)"; ok $? "GLEX_STAGE_KB is shown in force"
+GLEX_STAGE_KB=512 "$bin/glex-info" | grep -q "stage messages up to     512 KiB (GLEX_STAGE_KB)"; ok $? "GLEX_STAGE_KB is shown in force"
 GLEX_STAGE_MAP=2 "$bin/glex-info" 2>/tmp/glex-info.$$ >/dev/null; rc=$?
 [ $rc = 2 ] && grep -q "GLEX_STAGE_MAP=2 is invalid: allowed range 0..1" /tmp/glex-info.$$; ok $? "GLEX_STAGE_MAP out of range is reported with its range (exit 2)"
-GLEX_STAGE_MAP=0 "$bin/glex-info" | grep -q "the root reads stages    by RDMA (GLEX_STAGE_MAP)"; ok $? "GLEX_STAGE_MAP is shown in force"
+GLEX_STAGE_MAP=0 "$bin/glex-info" | grep -q "staged calls             reduce only; its root reads the stages by RDMA (GLEX_STAGE_MAP)"; ok $? "GLEX_STAGE_MAP is shown in force"
 "$bin/glex-info" --job no-such-job 2>/tmp/glex-info.$$ >/dev/null; rc=$?
 [ $rc = 1 ] && grep -q "no segment" /tmp/glex-info.$$; ok $? "an unknown job is reported"
 "$bin/glex-bench" -n 2 -c allreduce -m 8:4194304 -i 400 -x 1 >/dev/null &

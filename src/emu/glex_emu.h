@@ -56,8 +56,8 @@ typedef struct glex_params {
     uint32_t mailboxes;      /* mailboxes per node (direct path)    GLEX_MAILBOXES */
     uint32_t mailbox_kb;     /* each of a mailbox's 2 slots, KiB    GLEX_MAILBOX_KB */
     int32_t rdma_kb;         /* direct path: RDMA above, KiB, -1 = auto  GLEX_RDMA_KB */
-    int32_t stage_kb;        /* direct path: senders copy out up to, KiB, -1 = auto  GLEX_STAGE_KB */
-    uint32_t stage_map;      /* direct path: stages the root maps (1) or reads by RDMA (0)  GLEX_STAGE_MAP */
+    int32_t stage_kb;        /* direct path: stage messages up to, KiB, -1 = auto  GLEX_STAGE_KB */
+    uint32_t stage_map;      /* stages mapped, staged allreduce/bcast (1) or not  GLEX_STAGE_MAP */
 } glex_params_t;
 
 #define GLEX_INLINE_CAP 256u       /* largest inline_max accepted */

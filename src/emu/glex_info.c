@@ -59,9 +59,10 @@ static void print_params(const glex_params_t *p)
     printf("  mailboxes per node       %u x 2 slots of %u KiB (GLEX_MAILBOXES, GLEX_MAILBOX_KB)\n",
            p->mailboxes, p->mailbox_kb);
     print_budget("direct path RDMA above", p->rdma_kb, "KiB", "GLEX_RDMA_KB");
-    print_budget("senders copy out up to", p->stage_kb, "KiB", "GLEX_STAGE_KB");
-    printf("  the root reads stages    %s (GLEX_STAGE_MAP)\n",
-           p->stage_map ? "mapped (memfd), else by RDMA" : "by RDMA");
+    print_budget("stage messages up to", p->stage_kb, "KiB", "GLEX_STAGE_KB");
+    printf("  staged calls             %s (GLEX_STAGE_MAP)\n",
+           p->stage_map ? "reduce, allreduce, bcast; stages mapped (memfd), else by RDMA"
+                        : "reduce only; its root reads the stages by RDMA");
     const char *b = getenv("GLEX_ENGINE_BIND");
     printf("  engine thread placement  %s (GLEX_ENGINE_BIND)\n", b && *b ? b : "process");
     printf("  JobIDs / NodeIDs / VPs / SeqIDs  %u / %u / %u / %u\n", GLEX_MAX_JOBS,
