@@ -59,6 +59,7 @@
  * (measured, doc/performance.md "Staged allreduce and bcast": 2 ranks, 64
  * KiB 3.8 against 5.9 us, 128 KiB even, 4 MiB 242 against 162 us) */
 #define BCAST_STAGE_CORE (128u * 1024u)
+#define PREFETCH_MAX 512u /* small slots whose data lines a reader fetches at once */
 
 typedef struct {
     _Atomic uint32_t done;   /* last call this rank completed */
@@ -629,6 +630,25 @@ static int combine(const glex_dcall_t *c, void *acc, const void *src, uint64_t b
     return glex_alu_combine(c->a.op, c->a.type, acc, src, bytes / glex_type_size(c->a.type));
 }
 
+/* about to look at a slot whose data goes past its first line: ask for
+ * the other lines too, so that when the writer's seq shows up they come
+ * in the same round of transfers instead of after it (2 ranks, 64-512 B,
+ * three A/B rounds: reduce 0.64-0.74 -> 0.42-0.51 us, bcast 0.63-1.0 ->
+ * 0.38-0.48).  Only up to PREFETCH_MAX: from 1 KiB the reader's fetches
+ * took lines away from the writer in the middle of its copy (2 KiB: 0.8 ->
+ * 1.4 us) */
+static void fetch_data_lines(const glex_dcall_t *c, const dslot_t *sl)
+{
+    if (c->bytes <= LINE - SLOT_HDR || c->bytes > PREFETCH_MAX)
+        return;
+    const uint8_t *end = (const uint8_t *)sl + SLOT_HDR + c->bytes;
+    for (const uint8_t *p = (const uint8_t *)sl + LINE; p < end; p += LINE)
+        __builtin_prefetch(p, 0, 3);
+    /* GCC takes a function of prefetches alone for one without effect and
+     * drops its calls: say it has one */
+    __asm__ __volatile__("");
+}
+
 /* small: the data sits in the slots */
 static int small_step(glex_group_t *g, glex_dcall_t *c)
 {
@@ -638,6 +658,7 @@ static int small_step(glex_group_t *g, glex_dcall_t *c)
     if (k == GLEX_COLL_BCAST) {
         if (g->rank != c->a.root) {
             dslot_t *sl = slot_of(d, c->a.root, s);
+            fetch_data_lines(c, sl);
             if (!reached(g, &sl->seq, c->c, 1, c->a.root))
                 return blocked(g, c, c->a.root);
             if (!size_ok(g, c, c->a.root))
@@ -651,6 +672,8 @@ static int small_step(glex_group_t *g, glex_dcall_t *c)
     /* allreduce, barrier, reduce at the root: combine in rank order */
     for (; c->q < g->size; c->q++) {
         dslot_t *sl = slot_of(d, c->q, s);
+        if (c->q != g->rank)
+            fetch_data_lines(c, sl);
         if (!reached(g, &sl->seq, c->c, 1, c->q))
             return blocked(g, c, c->q);
         progressed(c);
