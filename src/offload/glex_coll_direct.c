@@ -43,67 +43,13 @@
  *           processes share cores the root writes nothing (and so waits for
  *           nobody's address): each receiver reads it all. */
 #define _POSIX_C_SOURCE 200809L
-#include "glex_coll_internal.h"
+#include "glex_coll_direct.h"
 
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-#define CHUNK_BYTES (64u * 1024u) /* reduce-scatter chunk: stays in cache */
-#define LINE 64u
-#define SLOT_HDR 32u
-/* a large bcast with a core per process goes through the root's stage up
- * to this size, above it the root and the receivers split the copy
- * (measured, doc/performance.md "Staged allreduce and bcast": 2 ranks, 64
- * KiB 3.8 against 5.9 us, 128 KiB even, 4 MiB 242 against 162 us) */
-#define BCAST_STAGE_CORE (128u * 1024u)
-#define PREFETCH_MAX 512u /* small slots whose data lines a reader fetches at once */
-
-typedef struct {
-    _Atomic uint32_t done;   /* last call this rank completed */
-    _Atomic uint32_t phase;  /* last large bcast whose share this root wrote */
-    _Atomic uint32_t failed; /* a call this rank failed: its peers stop waiting */
-    _Atomic uint32_t wait_for; /* rank + 1 this rank waits for: only that one wakes it */
-    _Atomic int32_t failed_rc; /* why it failed that call (written before failed) */
-    _Atomic uint64_t out[2]; /* staged calls, per slot: call << 32 | KiB copied into
-                              * its stage (a rank may be a call ahead in the other) */
-    _Atomic uint64_t red[2]; /* staged allreduce, per slot: call << 32 | how many of
-                              * its chunks it has reduced (their results readable) */
-} dline_t;
-_Static_assert(sizeof(dline_t) <= LINE, "a mailbox's status words fit its first line");
-
-typedef struct {
-    _Atomic uint32_t seq; /* call whose data/addresses are in the slot */
-    uint32_t len;         /* small: bytes in the slot; large: 0 send is the buffer,
-                           * 1 a stage, 2 + fd a stage in region fd */
-    uint64_t send, recv;  /* buffer addresses (large calls); a staged non-root's
-                           * recv (it has no result): its region's id */
-    uint64_t bytes;       /* the call's size as this rank has it */
-    /* data at SLOT_HDR */
-} dslot_t;
-
-struct glex_direct {
-    glex_mbox_t *mine;
-    uint8_t **area;      /* per rank: its mailbox area */
-    size_t slot_stride, cap;
-    uint32_t seq;        /* last call number started */
-    uint32_t entered;    /* last call number that entered (wrote its slot) */
-    uint32_t finished;   /* last call number whose done this rank published */
-    uint32_t sync;       /* every rank has completed the calls up to this one */
-    uint32_t wseq[2];    /* last call that wrote my slot s */
-    int64_t wreaders[2]; /* its readers: -1 all, else the root's rank */
-    uint8_t *acc, *tmp;  /* CHUNK_BYTES each */
-    uint8_t *stage[2];   /* staged reduce: this rank's data, per slot ... */
-    size_t stage_cap[2];
-    glex_region_t region[2]; /* ... in a region the root maps (base set), else malloc'd */
-    glex_rmap_t *rmap;   /* the root: per rank and slot, that rank's stage mapped here */
-    int nomap;           /* a stage could not be mapped: read them by RDMA from now on */
-};
-
-enum { ST_ENTER, ST_SMALL, ST_LARGE_WAIT, ST_LARGE_REDUCE, ST_GATHER, ST_LARGE_PHASE, ST_LARGE_DONE,
-       ST_DONE };
 
 static uint64_t now_ns(void)
 {
@@ -114,13 +60,6 @@ static uint64_t now_ns(void)
 
 static uint32_t next_call(uint32_t c) { return c + 1 ? c + 1 : 1; } /* 0 is skipped */
 
-static inline int after_eq(uint32_t a, uint32_t b) { return (int32_t)(a - b) >= 0; }
-static inline dline_t *line_of(const glex_direct_t *d, uint32_t q) { return (dline_t *)d->area[q]; }
-static inline dslot_t *slot_of(const glex_direct_t *d, uint32_t q, uint32_t s)
-{
-    return (dslot_t *)(d->area[q] + LINE + s * d->slot_stride);
-}
-static inline uint8_t *slot_data(dslot_t *sl) { return (uint8_t *)sl + SLOT_HDR; }
 
 size_t glex_direct_cap(const glex_fabric_t *f)
 {
@@ -140,16 +79,6 @@ typedef struct {
 } free_wait_t;
 
 static int done_reached(glex_group_t *g, uint32_t q, uint32_t c);
-
-static void drop_stage(glex_direct_t *d, uint32_t s)
-{
-    if (d->region[s].base)
-        glex_region_free(&d->region[s]);
-    else
-        free(d->stage[s]);
-    d->stage[s] = NULL;
-    d->stage_cap[s] = 0;
-}
 
 static int peers_through(void *arg)
 {
@@ -188,8 +117,8 @@ void glex_direct_free(glex_group_t *g)
     free(d->area);
     free(d->acc);
     free(d->tmp);
-    drop_stage(d, 0);
-    drop_stage(d, 1);
+    glex_stage_drop(d, 0);
+    glex_stage_drop(d, 1);
     for (uint32_t i = 0; d->rmap && i < 2 * g->size; i++)
         glex_rmap_drop(&d->rmap[i]);
     free(d->rmap);
@@ -257,10 +186,6 @@ static uint64_t call_bytes(const glex_coll_args_t *a)
     return a->kind == GLEX_COLL_BARRIER ? 0 : a->count * glex_type_size(a->type);
 }
 
-static const uint8_t *send_ptr(const glex_coll_args_t *a)
-{
-    return (const uint8_t *)(a->sendbuf == GLEX_IN_PLACE ? a->recvbuf : a->sendbuf);
-}
 
 int glex_direct_start(glex_group_t *g, const glex_coll_args_t *a, glex_dcall_t *c)
 {
@@ -284,7 +209,7 @@ int glex_direct_start(glex_group_t *g, const glex_coll_args_t *a, glex_dcall_t *
     return GLEX_OK;
 }
 
-static int fail(glex_group_t *g, glex_dcall_t *c, int rc)
+int glex_direct_fail(glex_group_t *g, glex_dcall_t *c, int rc)
 {
     glex_direct_t *d = g->direct;
     atomic_store(&line_of(d, g->rank)->failed_rc, rc);
@@ -312,24 +237,24 @@ static int peer_failed(glex_group_t *g, glex_dcall_t *c)
             continue;
         int why = atomic_load(&line_of(d, p)->failed_rc);
         if (why == GLEX_ESIZE || why == GLEX_ETRUNC) /* not a dead process */
-            return fail(g, c, glex_set_error(GLEX_ESIZE, "%s: rank %u failed this call: its "
-                                             "count differs from another rank's",
-                                             glex_coll_kind_name(c->a.kind), p));
-        return fail(g, c, glex_set_error(GLEX_EDEAD, "%s: rank %u failed this call",
-                                         glex_coll_kind_name(c->a.kind), p));
+            return glex_direct_fail(g, c,
+                                    glex_set_error(GLEX_ESIZE, "%s: rank %u failed this call: "
+                                                   "its count differs from another rank's",
+                                                   glex_coll_kind_name(c->a.kind), p));
+        return glex_direct_fail(g, c, glex_set_error(GLEX_EDEAD, "%s: rank %u failed this call",
+                                                     glex_coll_kind_name(c->a.kind), p));
     }
     return 0;
 }
 
 /* blocked on rank q: after GLEX_TIMEOUT ask whether it (or any rank) died;
  * a peer that failed this call ends it here too.  0 keep waiting, <0 error */
-static void notify_all(glex_group_t *g);
 
-static int blocked(glex_group_t *g, glex_dcall_t *c, uint32_t q)
+int glex_direct_blocked(glex_group_t *g, glex_dcall_t *c, uint32_t q)
 {
     if (c->notify) { /* about to wait: peers waiting for this rank's slot first */
         c->notify = 0;
-        notify_all(g);
+        glex_direct_notify_all(g);
     }
     if (++c->polls & 63u) /* the clock only now and then */
         return 0;
@@ -350,12 +275,12 @@ static int blocked(glex_group_t *g, glex_dcall_t *c, uint32_t q)
         return 0;
     char why[256];
     if (glex_peer_failed(g->f, g->nodes[q], why, sizeof why))
-        return fail(g, c, glex_set_error(GLEX_EDEAD, "%s (direct): waiting for rank %u: %s",
-                                         glex_coll_kind_name(c->a.kind), q, why));
+        return glex_direct_fail(g, c,
+                                glex_set_error(GLEX_EDEAD, "%s (direct): waiting for rank %u: %s",
+                                               glex_coll_kind_name(c->a.kind), q, why));
     return 0;
 }
 
-static void progressed(glex_dcall_t *c) { c->wait_since = 0; }
 
 /* rank q's slot holds this call: do the sizes agree?  (counts that differ
  * between ranks: ETRUNC where more comes than expected, else ESIZE) */
@@ -366,34 +291,35 @@ static int size_ok(glex_group_t *g, glex_dcall_t *c, uint32_t q)
         return 1;
     int receiving = c->a.kind == GLEX_COLL_BCAST || c->a.kind == GLEX_COLL_ALLREDUCE ||
                     g->rank == c->a.root;
-    fail(g, c, glex_set_error(receiving && theirs > c->bytes ? GLEX_ETRUNC : GLEX_ESIZE,
-                              "%s (direct): rank %u has %llu bytes, rank %u %llu (counts differ "
-                              "between ranks)", glex_coll_kind_name(c->a.kind), q,
-                              (unsigned long long)theirs, g->rank,
-                              (unsigned long long)c->bytes));
+    glex_direct_fail(g, c,
+                     glex_set_error(receiving && theirs > c->bytes ? GLEX_ETRUNC : GLEX_ESIZE,
+                                    "%s (direct): rank %u has %llu bytes, rank %u %llu (counts "
+                                    "differ between ranks)", glex_coll_kind_name(c->a.kind), q,
+                                    (unsigned long long)theirs, g->rank,
+                                    (unsigned long long)c->bytes));
     return 0;
 }
 
 /* wake the peers asleep waiting for this rank (wait_for) */
-static void wake_if_waiting(glex_group_t *g, uint32_t q)
+void glex_direct_wake(glex_group_t *g, uint32_t q)
 {
     if (glex_host_asleep(g->f, g->nodes[q]) &&
         atomic_load(&line_of(g->direct, q)->wait_for) == g->rank + 1)
         glex_wake_host(g->f, g->nodes[q]);
 }
 
-static void notify_all(glex_group_t *g)
+void glex_direct_notify_all(glex_group_t *g)
 {
     for (uint32_t q = 0; q < g->size; q++)
         if (q != g->rank)
-            wake_if_waiting(g, q);
+            glex_direct_wake(g, q);
 }
 
 /* this rank is about to wait for rank q: say so (wait_for), so that q's
  * next write wakes it.  1 when newly said: the caller must look at its
  * condition once more (q may have looked at wait_for before it changed);
  * 0 when said before, at a look that came after it */
-static int say_waiting(glex_group_t *g, uint32_t q)
+int glex_direct_say_waiting(glex_group_t *g, uint32_t q)
 {
     _Atomic uint32_t *mine = &line_of(g->direct, g->rank)->wait_for;
     if (atomic_load_explicit(mine, memory_order_relaxed) == q + 1)
@@ -410,7 +336,7 @@ static int reached(glex_group_t *g, const _Atomic uint32_t *w, uint32_t c, int e
     uint32_t v = atomic_load_explicit(w, memory_order_acquire);
     if (exact ? v == c : after_eq(v, c))
         return 1;
-    if (!say_waiting(g, q))
+    if (!glex_direct_say_waiting(g, q))
         return 0;
     v = atomic_load(w);
     return exact ? v == c : after_eq(v, c);
@@ -431,15 +357,6 @@ static int done_reached(glex_group_t *g, uint32_t q, uint32_t c)
 static int writes_slot(const glex_group_t *g, const glex_dcall_t *c)
 {
     return c->a.kind != GLEX_COLL_BCAST || (c->large && !c->staged) || g->rank == c->a.root;
-}
-
-/* staged: does this rank copy its data into a stage?  A reduce's senders,
- * a bcast's root, every rank of an allreduce */
-static int stages(const glex_group_t *g, const glex_dcall_t *c)
-{
-    if (c->a.kind == GLEX_COLL_REDUCE)
-        return g->rank != c->a.root;
-    return c->a.kind == GLEX_COLL_ALLREDUCE || g->rank == c->a.root;
 }
 
 /* readers of this rank's slot in this call: -1 every rank, else the root */
@@ -465,85 +382,6 @@ static uint64_t bcast_share(const glex_group_t *g, const glex_dcall_t *c)
     return c->bytes / g->size / 4096u * 4096u;
 }
 
-/* staged, a rank that stages: this slot's stage, big enough (its last
- * readers are through with it: enter waited for that), with nothing
- * copied yet.  0 when the memory is not to be had: the rank then is read
- * in place and waits for its readers */
-static int stage_ready(glex_group_t *g, glex_dcall_t *c, uint32_t s)
-{
-    glex_direct_t *d = g->direct;
-    if (d->stage_cap[s] < c->bytes) {
-        drop_stage(d, s);
-        if (glex_fabric_params(g->f)->stage_map &&
-            glex_region_alloc(&d->region[s], c->bytes) == GLEX_OK)
-            d->stage[s] = d->region[s].base;
-        else
-            d->stage[s] = malloc(c->bytes);
-        d->stage_cap[s] = d->stage[s] ? c->bytes : 0;
-        if (!d->stage[s])
-            return 0;
-    }
-    atomic_store_explicit(&line_of(d, g->rank)->out[s], (uint64_t)c->c << 32,
-                          memory_order_relaxed);
-    c->out = 1;
-    return 1;
-}
-
-/* a staged call's progress word was written: wake the readers that sleep
- * waiting for this rank (a reduce's root, else any rank).  When processes
- * share cores only at the last step: a sleeper woken at every step would
- * take the core from the writer for a chunk's worth of work, n - 1 of them
- * at each step for a bcast or an allreduce (16 processes on 2 cores: a 4
- * MiB bcast took 5 ms instead of 0.3) */
-static void said_progress(glex_group_t *g, const glex_dcall_t *c, int last)
-{
-    if (!last && glex_procs_per_cpu(g->f) > 1)
-        return;
-    if (c->a.kind == GLEX_COLL_REDUCE)
-        wake_if_waiting(g, c->a.root);
-    else
-        notify_all(g);
-}
-
-/* ... then the data into it, 64 KiB at a time, each step said ("out": KiB
- * copied, rounded up at the end) */
-static void copy_out(glex_group_t *g, glex_dcall_t *c)
-{
-    glex_direct_t *d = g->direct;
-    uint8_t *dst = d->stage[c->c & 1u];
-    const uint8_t *src = send_ptr(&c->a);
-    for (uint64_t off = 0; off < c->bytes;) {
-        uint64_t len = c->bytes - off < CHUNK_BYTES ? c->bytes - off : CHUNK_BYTES;
-        memcpy(dst + off, src + off, len);
-        off += len;
-        uint64_t kib = off == c->bytes ? (off + 1023) >> 10 : off >> 10;
-        atomic_store_explicit(&line_of(d, g->rank)->out[c->c & 1u], (uint64_t)c->c << 32 | kib,
-                              memory_order_release);
-        said_progress(g, c, off == c->bytes);
-    }
-}
-
-/* has rank q's progress word w (call << 32 | count) reached count * unit
- * >= need in this call?  If not, this rank waits for q: says so */
-static int word_upto(glex_group_t *g, const glex_dcall_t *c, const _Atomic uint64_t *w,
-                     uint32_t q, uint64_t need, uint64_t unit)
-{
-    for (int look = 0; look < 2; look++) {
-        uint64_t v = atomic_load_explicit(w, memory_order_acquire);
-        if ((uint32_t)(v >> 32) == c->c && (v & 0xffffffffu) * unit >= need)
-            return 1;
-        if (look || !say_waiting(g, q)) /* said before, or said and looked again */
-            break;
-    }
-    return 0;
-}
-
-/* a staged call's reader: has rank q's stage the bytes below end? */
-static int staged_upto(glex_group_t *g, const glex_dcall_t *c, uint32_t q, uint64_t end)
-{
-    return word_upto(g, c, &line_of(g->direct, q)->out[c->c & 1u], q, end, 1024u);
-}
-
 static int enter(glex_group_t *g, glex_dcall_t *c)
 {
     glex_direct_t *d = g->direct;
@@ -560,7 +398,7 @@ static int enter(glex_group_t *g, glex_dcall_t *c)
         for (uint32_t q = d->wreaders[s] < 0 ? 0 : (uint32_t)d->wreaders[s]; q < g->size; q++) {
             if (q == g->rank ? !after_eq(atomic_load(&line_of(d, q)->done), w)
                              : !done_reached(g, q, w))
-                return q == g->rank ? 0 : blocked(g, c, q);
+                return q == g->rank ? 0 : glex_direct_blocked(g, c, q);
             if (d->wreaders[s] >= 0)
                 break;
         }
@@ -570,7 +408,7 @@ static int enter(glex_group_t *g, glex_dcall_t *c)
     if (c->large) {
         sl->send = (uint64_t)(uintptr_t)send_ptr(&c->a);
         sl->recv = (uint64_t)(uintptr_t)c->a.recvbuf;
-        if (c->staged && stages(g, c) && stage_ready(g, c, s)) {
+        if (c->staged && glex_stage_writer(g, c) && glex_stage_ready(g, c, s)) {
             sl->send = (uint64_t)(uintptr_t)d->stage[s];
             sl->recv = d->region[s].id;
         }
@@ -588,7 +426,7 @@ static int enter(glex_group_t *g, glex_dcall_t *c)
     d->entered = c->c;
     c->notify = 1; /* wake sleeping readers before this rank waits, or at its end */
     if (c->out)
-        copy_out(g, c); /* the readers follow it chunk by chunk */
+        glex_stage_fill(g, c); /* the readers follow it chunk by chunk */
     return 1;
 }
 
@@ -598,7 +436,7 @@ static int later(glex_group_t *g, glex_dcall_t *c)
 {
     if (c->notify) {
         c->notify = 0;
-        notify_all(g);
+        glex_direct_notify_all(g);
     }
     return 0;
 }
@@ -612,7 +450,7 @@ static int finish_call(glex_group_t *g, glex_dcall_t *c)
         return later(g, c);
     d->finished = c->c;
     atomic_store_explicit(&line_of(d, g->rank)->done, c->c, memory_order_release);
-    notify_all(g); /* also for the slot written at enter (one look for both) */
+    glex_direct_notify_all(g); /* also for the slot written at enter (one look for both) */
     c->notify = 0;
     /* large: wait until nobody reads or writes this rank's buffers any more;
      * a bcast receiver is through (the root wrote its share before phase),
@@ -660,7 +498,7 @@ static int small_step(glex_group_t *g, glex_dcall_t *c)
             dslot_t *sl = slot_of(d, c->a.root, s);
             fetch_data_lines(c, sl);
             if (!reached(g, &sl->seq, c->c, 1, c->a.root))
-                return blocked(g, c, c->a.root);
+                return glex_direct_blocked(g, c, c->a.root);
             if (!size_ok(g, c, c->a.root))
                 return c->status;
             memcpy(c->a.recvbuf, slot_data(sl), c->bytes);
@@ -675,7 +513,7 @@ static int small_step(glex_group_t *g, glex_dcall_t *c)
         if (c->q != g->rank)
             fetch_data_lines(c, sl);
         if (!reached(g, &sl->seq, c->c, 1, c->q))
-            return blocked(g, c, c->q);
+            return glex_direct_blocked(g, c, c->q);
         progressed(c);
         if (!size_ok(g, c, c->q))
             return c->status;
@@ -684,26 +522,11 @@ static int small_step(glex_group_t *g, glex_dcall_t *c)
         int rc = c->q == 0 ? (memcpy(c->a.recvbuf, slot_data(sl), c->bytes), GLEX_OK)
                            : combine(c, c->a.recvbuf, slot_data(sl), c->bytes);
         if (rc)
-            return fail(g, c, rc);
+            return glex_direct_fail(g, c, rc);
     }
     if (k != GLEX_COLL_REDUCE && after_eq(c->c - 1, d->sync))
         d->sync = c->c - 1; /* every rank entered this call: all finished the last */
     return finish_call(g, c);
-}
-
-/* a staged allreduce's chunk, bytes: chunk k is reduced by rank k mod n
- * (spread over every rank also when the message has few chunks) */
-static uint64_t rr_chunk(const glex_group_t *g, const glex_dcall_t *c)
-{
-    size_t es = glex_type_size(c->a.type);
-    uint64_t per_rank = (c->a.count + g->size - 1) / g->size;
-    uint64_t most = CHUNK_BYTES / es;
-    return (per_rank < most ? per_rank : most) * es;
-}
-
-static int round_robin(const glex_dcall_t *c)
-{
-    return c->staged && c->a.kind == GLEX_COLL_ALLREDUCE;
 }
 
 /* chunk ci of this rank's share of a large reduce/allreduce: bytes
@@ -715,8 +538,8 @@ static int my_chunk(const glex_group_t *g, const glex_dcall_t *c, uint64_t ci, u
                     uint64_t *len)
 {
     uint64_t lo, hi, step;
-    if (round_robin(c)) {
-        step = rr_chunk(g, c);
+    if (glex_stage_round_robin(c)) {
+        step = glex_stage_rr_chunk(g, c);
         lo = (g->rank + ci * g->size) * step;
         hi = c->bytes;
     } else {
@@ -736,32 +559,6 @@ static int my_chunk(const glex_group_t *g, const glex_dcall_t *c, uint64_t ci, u
     *off = lo;
     *len = hi - lo < step ? hi - lo : step;
     return 1;
-}
-
-/* a staged call's reader: rank q's stage is a region: map it (once;
- * again when rank q replaced it).  *out NULL: it cannot be mapped here (no
- * permission, say): read by RDMA from now on */
-static int stage_mapped(glex_group_t *g, const glex_dcall_t *c, uint32_t q, const dslot_t *sl,
-                        const uint8_t **out)
-{
-    glex_direct_t *d = g->direct;
-    *out = NULL;
-    if (d->nomap)
-        return GLEX_OK;
-    if (!d->rmap && !(d->rmap = calloc(2u * g->size, sizeof *d->rmap))) {
-        d->nomap = 1;
-        return GLEX_OK;
-    }
-    glex_rmap_t *m = &d->rmap[2u * q + (c->c & 1u)];
-    int rc = glex_rmap_get(g->f, g->nodes[q], (int32_t)(sl->len - 2u), sl->recv, c->bytes, m);
-    if (rc == GLEX_EDEAD)
-        return rc;
-    if (rc) {
-        d->nomap = 1;
-        return GLEX_OK;
-    }
-    *out = m->base;
-    return GLEX_OK;
 }
 
 /* large reduce/allreduce: this rank's chunks, combined from every rank's
@@ -785,18 +582,18 @@ static int reduce_block(glex_group_t *g, glex_dcall_t *c)
                 src = mine + off;
             } else {
                 dslot_t *sl = slot_of(d, q, s);
-                if (sl->len >= 1 && !staged_upto(g, c, q, off + len))
-                    return blocked(g, c, q); /* its stage does not hold the chunk yet */
+                if (sl->len >= 1 && !glex_stage_upto(g, c, q, off + len))
+                    return glex_direct_blocked(g, c, q); /* its stage does not hold the chunk yet */
                 progressed(c);
                 const uint8_t *mapped = NULL;
-                if (sl->len >= 2 && (rc = stage_mapped(g, c, q, sl, &mapped)))
-                    return fail(g, c, rc);
+                if (sl->len >= 2 && (rc = glex_stage_map(g, c, q, sl, &mapped)))
+                    return glex_direct_fail(g, c, rc);
                 if (mapped) {
                     src = mapped + off;
                 } else {
                     uint8_t *into = q == 0 ? acc : d->tmp;
                     if ((rc = glex_rdma_read(g->f, g->nodes[q], into, sl->send + off, len)))
-                        return fail(g, c, rc);
+                        return glex_direct_fail(g, c, rc);
                     src = into;
                 }
             }
@@ -809,11 +606,11 @@ static int reduce_block(glex_group_t *g, glex_dcall_t *c)
             else
                 rc = combine(c, acc, src, len);
             if (rc)
-                return fail(g, c, rc);
+                return glex_direct_fail(g, c, rc);
         }
         if (g->size == 1 && c->first != acc)
             memcpy(acc, c->first, len);
-        if (round_robin(c)) {
+        if (glex_stage_round_robin(c)) {
             /* the chunk into this rank's result and, while in cache, its
              * stage (where the others copy it from; its own data there was
              * read by this rank alone), then said */
@@ -824,7 +621,7 @@ static int reduce_block(glex_group_t *g, glex_dcall_t *c)
             atomic_store_explicit(&line_of(d, me)->red[s], (uint64_t)c->c << 32 | (c->ci + 1),
                                   memory_order_release);
             uint64_t next_off, next_len;
-            said_progress(g, c, !my_chunk(g, c, c->ci + 1, &next_off, &next_len));
+            glex_stage_said(g, c, !my_chunk(g, c, c->ci + 1, &next_off, &next_len));
         } else if (local_dest) {
             if (acc != (uint8_t *)c->a.recvbuf + off)
                 memcpy((uint8_t *)c->a.recvbuf + off, acc, len);
@@ -840,42 +637,7 @@ static int reduce_block(glex_group_t *g, glex_dcall_t *c)
                                  acc, len);
         }
         if (rc)
-            return fail(g, c, rc);
-    }
-    return 1;
-}
-
-/* staged allreduce: the chunks the other ranks reduced, each copied from
- * its reducer's stage once the reducer said it (from its result buffer by
- * RDMA when it has no stage); staged bcast, a receiver: the root's stage
- * as the root fills it (the root's buffer when it has none) */
-static int gather(glex_group_t *g, glex_dcall_t *c)
-{
-    glex_direct_t *d = g->direct;
-    uint32_t s = c->c & 1u;
-    int bcast = c->a.kind == GLEX_COLL_BCAST;
-    uint64_t step = bcast ? CHUNK_BYTES : rr_chunk(g, c);
-    int rc;
-    for (; c->ci * step < c->bytes; c->ci++) {
-        uint64_t off = c->ci * step;
-        uint64_t len = c->bytes - off < step ? c->bytes - off : step;
-        uint32_t q = bcast ? c->a.root : (uint32_t)(c->ci % g->size);
-        if (q == g->rank)
-            continue;
-        dslot_t *sl = slot_of(d, q, s);
-        if (bcast ? sl->len >= 1 && !staged_upto(g, c, q, off + len)
-                  : !word_upto(g, c, &line_of(d, q)->red[s], q, c->ci / g->size + 1, 1))
-            return blocked(g, c, q);
-        progressed(c);
-        const uint8_t *mapped = NULL;
-        if (sl->len >= 2 && (rc = stage_mapped(g, c, q, sl, &mapped)))
-            return fail(g, c, rc);
-        uint8_t *dst = (uint8_t *)c->a.recvbuf + off;
-        if (mapped)
-            memcpy(dst, mapped + off, len);
-        else if ((rc = glex_rdma_read(g->f, g->nodes[q], dst,
-                                      (bcast || sl->len >= 1 ? sl->send : sl->recv) + off, len)))
-            return fail(g, c, rc);
+            return glex_direct_fail(g, c, rc);
     }
     return 1;
 }
@@ -890,7 +652,7 @@ static int wait_all_done(glex_group_t *g, glex_dcall_t *c)
         c->q = c->a.root;
     for (; c->q < (root_only ? c->a.root + 1 : g->size); c->q++) {
         if (!done_reached(g, c->q, c->c))
-            return blocked(g, c, c->q);
+            return glex_direct_blocked(g, c, c->q);
         progressed(c);
     }
     c->q = 0;
@@ -914,7 +676,7 @@ static int large_step(glex_group_t *g, glex_dcall_t *c)
                 continue; /* bcast: receivers wait for the root, the root for all
                            * (only to write its share into them) */
             if (!reached(g, &slot_of(d, c->q, s)->seq, c->c, 1, c->q))
-                return blocked(g, c, c->q);
+                return glex_direct_blocked(g, c, c->q);
             progressed(c);
             if (!size_ok(g, c, c->q))
                 return c->status;
@@ -928,7 +690,7 @@ static int large_step(glex_group_t *g, glex_dcall_t *c)
                     if (q != me && share &&
                         (rc = glex_rdma_write(g->f, g->nodes[q], slot_of(d, q, s)->recv,
                                               c->a.recvbuf, share)))
-                        return fail(g, c, rc);
+                        return glex_direct_fail(g, c, rc);
                 atomic_store_explicit(&line_of(d, me)->phase, c->c, memory_order_release);
                 return finish_call(g, c);
             }
@@ -939,7 +701,7 @@ static int large_step(glex_group_t *g, glex_dcall_t *c)
             }
             if ((rc = glex_rdma_read(g->f, g->nodes[c->a.root], (uint8_t *)c->a.recvbuf + share,
                                      slot_of(d, c->a.root, s)->send + share, c->bytes - share)))
-                return fail(g, c, rc);
+                return glex_direct_fail(g, c, rc);
             if (!share)
                 return finish_call(g, c);
             c->st = ST_LARGE_PHASE;
@@ -952,19 +714,19 @@ static int large_step(glex_group_t *g, glex_dcall_t *c)
     if (c->st == ST_LARGE_REDUCE) { /* resumed where a stage did not hold a chunk yet */
         if ((rc = reduce_block(g, c)) <= 0)
             return rc;
-        if (!round_robin(c))
+        if (!glex_stage_round_robin(c))
             return finish_call(g, c);
         c->st = ST_GATHER;
         c->ci = 0;
     }
     if (c->st == ST_GATHER) { /* staged: the others' results (bcast: the root's data) */
-        if ((rc = gather(g, c)) <= 0)
+        if ((rc = glex_stage_gather(g, c)) <= 0)
             return rc;
         return finish_call(g, c);
     }
     if (c->st == ST_LARGE_PHASE) { /* bcast, not the root: the root's share */
         if (!reached(g, &line_of(d, c->a.root)->phase, c->c, 0, c->a.root))
-            return blocked(g, c, c->a.root);
+            return glex_direct_blocked(g, c, c->a.root);
         progressed(c);
         glex_rdma_landed(c->a.recvbuf, bcast_share(g, c));
         return finish_call(g, c);

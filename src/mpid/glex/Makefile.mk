@@ -14,7 +14,8 @@ noinst_HEADERS += \
     src/mpid/ch4/netmod/glex_emu/glex_emu.h \
     src/mpid/ch4/netmod/glex_emu/glex_emu_internal.h \
     src/mpid/ch4/netmod/glex_offload/glex_coll.h \
-    src/mpid/ch4/netmod/glex_offload/glex_coll_internal.h
+    src/mpid/ch4/netmod/glex_offload/glex_coll_internal.h \
+    src/mpid/ch4/netmod/glex_offload/glex_coll_direct.h
 
 mpi_core_sources += \
     src/mpid/ch4/netmod/glex/func_table.c \
@@ -41,6 +42,7 @@ mpi_core_sources += \
     src/mpid/ch4/netmod/glex_offload/glex_coll_group.c \
     src/mpid/ch4/netmod/glex_offload/glex_coll_reduce.c \
     src/mpid/ch4/netmod/glex_offload/glex_coll_req.c \
-    src/mpid/ch4/netmod/glex_offload/glex_coll_sched.c
+    src/mpid/ch4/netmod/glex_offload/glex_coll_sched.c \
+    src/mpid/ch4/netmod/glex_offload/glex_coll_stage.c
 
 endif
