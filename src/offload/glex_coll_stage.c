@@ -130,7 +130,7 @@ int glex_stage_round_robin(const glex_dcall_t *c)
  * again when rank q replaced it).  *out NULL: it cannot be mapped here (no
  * permission, say): read by RDMA from now on */
 int glex_stage_map(glex_group_t *g, const glex_dcall_t *c, uint32_t q, const dslot_t *sl,
-                        const uint8_t **out)
+                   const uint8_t **out)
 {
     glex_direct_t *d = g->direct;
     *out = NULL;
