@@ -51,6 +51,8 @@
 #include <string.h>
 #include <time.h>
 
+#define PREFETCH_MAX 512u /* small slots whose data lines a reader fetches at once */
+
 static uint64_t now_ns(void)
 {
     struct timespec ts;
@@ -59,7 +61,6 @@ static uint64_t now_ns(void)
 }
 
 static uint32_t next_call(uint32_t c) { return c + 1 ? c + 1 : 1; } /* 0 is skipped */
-
 
 size_t glex_direct_cap(const glex_fabric_t *f)
 {
@@ -186,7 +187,6 @@ static uint64_t call_bytes(const glex_coll_args_t *a)
     return a->kind == GLEX_COLL_BARRIER ? 0 : a->count * glex_type_size(a->type);
 }
 
-
 int glex_direct_start(glex_group_t *g, const glex_coll_args_t *a, glex_dcall_t *c)
 {
     glex_direct_t *d = g->direct;
@@ -196,12 +196,7 @@ int glex_direct_start(glex_group_t *g, const glex_coll_args_t *a, glex_dcall_t *
         c->a.sendbuf = c->a.recvbuf;
     c->bytes = call_bytes(a);
     c->large = c->bytes > d->cap || c->bytes > glex_rdma_threshold(g->f);
-    c->staged = c->large && c->bytes <= glex_stage_limit(g->f) && g->size > 1 &&
-                (a->kind == GLEX_COLL_REDUCE ||
-                 (glex_fabric_params(g->f)->stage_map &&
-                  (a->kind == GLEX_COLL_ALLREDUCE ||
-                   (a->kind == GLEX_COLL_BCAST &&
-                    (c->bytes <= BCAST_STAGE_CORE || glex_procs_per_cpu(g->f) > 1)))));
+    c->staged = c->large && glex_stage_wanted(g, c);
     c->c = ++d->seq;
     if (c->c == 0) /* 0 means 'never': skip it when the counter wraps */
         c->c = ++d->seq;
@@ -249,7 +244,6 @@ static int peer_failed(glex_group_t *g, glex_dcall_t *c)
 
 /* blocked on rank q: after GLEX_TIMEOUT ask whether it (or any rank) died;
  * a peer that failed this call ends it here too.  0 keep waiting, <0 error */
-
 int glex_direct_blocked(glex_group_t *g, glex_dcall_t *c, uint32_t q)
 {
     if (c->notify) { /* about to wait: peers waiting for this rank's slot first */
@@ -281,7 +275,6 @@ int glex_direct_blocked(glex_group_t *g, glex_dcall_t *c, uint32_t q)
     return 0;
 }
 
-
 /* rank q's slot holds this call: do the sizes agree?  (counts that differ
  * between ranks: ETRUNC where more comes than expected, else ESIZE) */
 static int size_ok(glex_group_t *g, glex_dcall_t *c, uint32_t q)
@@ -300,7 +293,7 @@ static int size_ok(glex_group_t *g, glex_dcall_t *c, uint32_t q)
     return 0;
 }
 
-/* wake the peers asleep waiting for this rank (wait_for) */
+/* wake rank q if it sleeps waiting for this rank (its wait_for) */
 void glex_direct_wake(glex_group_t *g, uint32_t q)
 {
     if (glex_host_asleep(g->f, g->nodes[q]) &&
@@ -308,6 +301,7 @@ void glex_direct_wake(glex_group_t *g, uint32_t q)
         glex_wake_host(g->f, g->nodes[q]);
 }
 
+/* ... every peer that does */
 void glex_direct_notify_all(glex_group_t *g)
 {
     for (uint32_t q = 0; q < g->size; q++)
@@ -585,17 +579,9 @@ static int reduce_block(glex_group_t *g, glex_dcall_t *c)
                 if (sl->len >= 1 && !glex_stage_upto(g, c, q, off + len))
                     return glex_direct_blocked(g, c, q); /* its stage does not hold the chunk yet */
                 progressed(c);
-                const uint8_t *mapped = NULL;
-                if (sl->len >= 2 && (rc = glex_stage_map(g, c, q, sl, &mapped)))
-                    return glex_direct_fail(g, c, rc);
-                if (mapped) {
-                    src = mapped + off;
-                } else {
-                    uint8_t *into = q == 0 ? acc : d->tmp;
-                    if ((rc = glex_rdma_read(g->f, g->nodes[q], into, sl->send + off, len)))
-                        return glex_direct_fail(g, c, rc);
-                    src = into;
-                }
+                src = glex_stage_src(g, c, q, sl->send, off, len, q == 0 ? acc : d->tmp);
+                if (!src)
+                    return c->status;
             }
             /* rank 0's data is not copied: the first combine writes
              * rank0 op rank1 into acc (unless rank 0's is there already) */
@@ -642,9 +628,8 @@ static int reduce_block(glex_group_t *g, glex_dcall_t *c)
     return 1;
 }
 
-
-/* wait until every rank's done word reached this call (staged: the root's,
- * the only reader of this rank's buffer) */
+/* wait until every rank's done word reached this call (a staged reduce:
+ * the root's, the only reader of this rank's buffer) */
 static int wait_all_done(glex_group_t *g, glex_dcall_t *c)
 {
     int root_only = c->staged && c->a.kind == GLEX_COLL_REDUCE;

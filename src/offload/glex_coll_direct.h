@@ -12,12 +12,6 @@
 #define CHUNK_BYTES (64u * 1024u) /* reduce-scatter chunk: stays in cache */
 #define LINE 64u
 #define SLOT_HDR 32u
-/* a large bcast with a core per process goes through the root's stage up
- * to this size, above it the root and the receivers split the copy
- * (measured, doc/performance.md "Staged allreduce and bcast": 2 ranks, 64
- * KiB 3.8 against 5.9 us, 128 KiB even, 4 MiB 242 against 162 us) */
-#define BCAST_STAGE_CORE (128u * 1024u)
-#define PREFETCH_MAX 512u /* small slots whose data lines a reader fetches at once */
 
 typedef struct {
     _Atomic uint32_t done;   /* last call this rank completed */
@@ -95,6 +89,8 @@ void glex_direct_notify_all(glex_group_t *g);
 
 /* ---- stages (glex_coll_stage.c) ---- */
 
+/* is this large call staged (same answer on every rank)? */
+int glex_stage_wanted(const glex_group_t *g, const glex_dcall_t *c);
 /* does this rank copy its data into a stage in this staged call? */
 int glex_stage_writer(const glex_group_t *g, const glex_dcall_t *c);
 /* this slot's stage, big enough, nothing copied yet; 0: no memory */
@@ -105,9 +101,10 @@ void glex_stage_fill(glex_group_t *g, glex_dcall_t *c);
 void glex_stage_said(glex_group_t *g, const glex_dcall_t *c, int last);
 /* has rank q's stage the bytes below end? (else says this rank waits) */
 int glex_stage_upto(glex_group_t *g, const glex_dcall_t *c, uint32_t q, uint64_t end);
-/* rank q's stage mapped here (*out NULL: read it by RDMA) */
-int glex_stage_map(glex_group_t *g, const glex_dcall_t *c, uint32_t q, const dslot_t *sl,
-                   const uint8_t **out);
+/* rank q's published bytes [off, off + len) at address base: a pointer
+ * into its mapped stage, else read by RDMA into `into`; NULL: failed */
+const uint8_t *glex_stage_src(glex_group_t *g, glex_dcall_t *c, uint32_t q, uint64_t base,
+                              uint64_t off, uint64_t len, uint8_t *into);
 /* staged allreduce: its chunk size; whether this call is one */
 uint64_t glex_stage_rr_chunk(const glex_group_t *g, const glex_dcall_t *c);
 int glex_stage_round_robin(const glex_dcall_t *c);
