@@ -5,6 +5,7 @@
  * min and max of the rank averages (as OSU does).  See --help. */
 #define _GNU_SOURCE
 #include "glex_coll.h"
+#include "glex_test.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -12,7 +13,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 typedef struct {
@@ -21,13 +21,6 @@ typedef struct {
     glex_coll_kind_t kind;
     glex_algo_t algo;
 } opts_t;
-
-static double now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
 
 static void usage(FILE *o)
 {
@@ -159,11 +152,11 @@ static int rank_main(const opts_t *o, int rank, shared_t *sh, const char *job)
                 goto fail;
         if (glex_coll_run(sync, &bar))
             goto fail;
-        double t0 = now_us();
+        double t0 = glex_test_now_us();
         for (int i = 0; i < iters; i++)
             if (glex_coll_run(g, &a))
                 goto fail;
-        double t = (now_us() - t0) / iters;
+        double t = (glex_test_now_us() - t0) / iters;
         sh->avg[si][rank] = t;
         if (rank == 0) {
             sh->iters[si] = iters;

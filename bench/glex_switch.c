@@ -5,9 +5,10 @@
  * processes share cores (doc/performance.md, "Oversubscribed small
  * messages").  No MPI, no fabric.  See --help. */
 #define _GNU_SOURCE
+#include "glex_test.h"
+
 #include <errno.h>
 #include <getopt.h>
-#include <limits.h>
 #include <linux/futex.h>
 #include <sched.h>
 #include <signal.h>
@@ -18,15 +19,7 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
-
-static double now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
 
 static void usage(FILE *o)
 {
@@ -91,7 +84,7 @@ static double ping_pong(_Atomic int *turn, long n, int mode, int cpu0, int cpu1,
     kids[0] = fork();
     int me = kids[0] == 0;
     pin(me ? cpu1 : cpu0);
-    double t0 = now_us();
+    double t0 = glex_test_now_us();
     for (long i = 0; i < n; i++) {
         while (atomic_load(turn) != me) {
             if (mode == 0)
@@ -103,7 +96,7 @@ static double ping_pong(_Atomic int *turn, long n, int mode, int cpu0, int cpu1,
         if (mode == 1)
             futex(turn, FUTEX_WAKE, 1);
     }
-    double us = (now_us() - t0) / (2.0 * (double)n);
+    double us = (glex_test_now_us() - t0) / (2.0 * (double)n);
     if (me)
         _exit(0);
     waitpid(kids[0], NULL, 0);
@@ -155,13 +148,13 @@ int main(int argc, char **argv)
         return 1;
     }
     pin((int)cpu0);
-    double t0 = now_us();
+    double t0 = glex_test_now_us();
     for (long i = 0; i < n; i++)
         syscall(SYS_getppid);
-    double t1 = now_us();
+    double t1 = glex_test_now_us();
     for (long i = 0; i < n; i++)
         sched_yield();
-    double t2 = now_us();
+    double t2 = glex_test_now_us();
     printf("system call                          %8.3f us\n", (t1 - t0) / (double)n);
     printf("sched_yield, nothing else to run     %8.3f us\n", (t2 - t1) / (double)n);
     printf("hand-off on one CPU, sched_yield     %8.3f us\n",
