@@ -3,7 +3,8 @@
  * calling the library; in offload mode the other ranks finish long before.
  * In host-based mode they cannot (every step needs rank 0's host), and while
  * they wait they must sleep, not spin: their CPU time stays far below the
- * wall time. */
+ * wall time.  And a host asleep in a direct-path call is woken without its
+ * engine thread. */
 #define _GNU_SOURCE
 #include "glex_test.h"
 #include "glex_test_ref.h"
@@ -12,6 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include <dirent.h>
+#include <unistd.h>
 
 #define COMPUTE_MS 400.0
 
@@ -75,8 +79,85 @@ static int run(glex_tctx_t *c)
     return 0;
 }
 
+/* Voluntary context switches of this process's engine thread (the one task
+ * that is not the main thread), -1 when there is none. */
+static long engine_switches(void)
+{
+    char path[64], line[128];
+    snprintf(path, sizeof path, "/proc/self/task");
+    DIR *d = opendir(path);
+    if (!d)
+        return -1;
+    long found = -1;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        long tid = strtol(e->d_name, NULL, 10);
+        if (tid <= 0 || tid == (long)getpid())
+            continue;
+        snprintf(path, sizeof path, "/proc/self/task/%ld/status", tid);
+        FILE *fp = fopen(path, "r");
+        if (!fp)
+            continue;
+        while (fgets(line, sizeof line, fp))
+            if (sscanf(line, "voluntary_ctxt_switches: %ld", &found) == 1)
+                break;
+        fclose(fp);
+    }
+    closedir(d);
+    return found;
+}
+
+#define WAKE_ROUNDS 200
+
+/* A sleeping host woken by a direct-path writer: its engine thread, which
+ * has no part in the direct path, must stay asleep (it has its own bell). */
+static int run_wake(glex_tctx_t *c)
+{
+    int id = glex_case(c, "direct path, rank 0 late, others asleep: engine threads stay asleep "
+                          "(< %d switches in %d rounds)",
+                       WAKE_ROUNDS / 10, WAKE_ROUNDS);
+    long before = engine_switches();
+    if (before < 0) {
+        if (!getenv("GLEX_ENGINE_THREAD") || strcmp(getenv("GLEX_ENGINE_THREAD"), "0"))
+            glex_case_fail(c, id, "rank %d: no engine thread found in /proc/self/task", c->rank);
+        return 0;
+    }
+    uint64_t slept = 0;
+    for (int i = 0; i < WAKE_ROUNDS; i++) {
+        double in = c->rank + i, out = 0;
+        glex_coll_args_t a = { .kind = GLEX_COLL_ALLREDUCE, .algo = GLEX_ALGO_DIRECT,
+                               .host_mode = 1, .type = GLEX_DOUBLE, .op = GLEX_OP_SUM,
+                               .count = 1, .sendbuf = &in, .recvbuf = &out };
+        if (c->rank == 0) {
+            struct timespec ts = { 0, 300000 };
+            nanosleep(&ts, NULL);
+        }
+        double t0 = glex_test_now_us();
+        int rc = glex_coll_run(c->g, &a);
+        slept += glex_test_now_us() - t0 > 100;
+        double want = (double)c->n * (c->n - 1) / 2 + (double)c->n * i;
+        if (rc || out != want) {
+            glex_case_fail(c, id, "round %d: rc %d, got %g, expected %g", i, rc, out, want);
+            return 0;
+        }
+    }
+    long woke = engine_switches() - before;
+    if (c->rank != 0 && slept <= WAKE_ROUNDS / 2)
+        glex_case_fail(c, id, "rank %d waited for rank 0 in only %llu of %d rounds", c->rank,
+                       (unsigned long long)slept, WAKE_ROUNDS);
+    else if (c->rank != 0 && woke >= WAKE_ROUNDS / 10)
+        glex_case_fail(c, id, "rank %d: its engine thread switched %ld times in %d rounds (%llu "
+                              "slept)", c->rank, woke, WAKE_ROUNDS, (unsigned long long)slept);
+    return 0;
+}
+
 int main(void)
 {
     glex_run_group(4, NULL, run, NULL, 300, "progress");
+    glex_params_t p;
+    glex_params_default(&p);
+    p.spin_us = 0; /* waiting hosts sleep at once */
+    p.yield_us = 0;
+    glex_run_group(4, &p, run_wake, NULL, 120, "wake");
     return tap_done();
 }

@@ -15,7 +15,7 @@
 extern "C" {
 #endif
 
-#define GLEX_ABI_VERSION 7u
+#define GLEX_ABI_VERSION 8u
 
 /* ---- error codes (all negative; 0 is success) ---- */
 enum {

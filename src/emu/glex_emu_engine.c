@@ -785,7 +785,7 @@ int glex_wait_until_flags(glex_fabric_t *f, int (*done)(void *), void *arg, int 
     if (drive)
         glex_host_wait_begin(f);
     while (!done(arg)) {
-        uint32_t token = glex_wait_token(f);
+        uint32_t token = glex_host_token(f);
         if (drive && glex_progress(f))
             continue;
         if (done(arg))
@@ -808,7 +808,7 @@ int glex_wait_until_flags(glex_fabric_t *f, int (*done)(void *), void *arg, int 
         atomic_thread_fence(memory_order_seq_cst);
         int ready = done(arg);
         if (!ready)
-            glex_wait(f, token, left_ms > 20 ? 20 : (int)left_ms);
+            glex_host_sleep(f, token, left_ms > 20 ? 20 : (int)left_ms);
         atomic_fetch_sub(&n->host_sleepers, 1);
         if (ready)
             break;

@@ -401,6 +401,29 @@ void glex_ring(glex_fabric_t *f, uint32_t node)
     atomic_fetch_add(&n->doorbell, 1);
     if (atomic_load(&n->sleepers))
         glex_futex_wake(&n->doorbell, INT_MAX, true);
+    glex_ring_host(f, node);
+}
+
+/* The host's own bell: a direct-path writer wakes the host it wrote for
+ * without waking that process's engine thread, which has nothing to do. */
+void glex_ring_host(glex_fabric_t *f, uint32_t node)
+{
+    glex_node_shm_t *n = glex_node_shm(f, node);
+    atomic_fetch_add(&n->hostbell, 1);
+    if (atomic_load(&n->host_sleepers))
+        glex_futex_wake(&n->hostbell, INT_MAX, true);
+}
+
+uint32_t glex_host_token(const glex_fabric_t *f)
+{
+    return atomic_load(&glex_node_shm(f, f->node)->hostbell);
+}
+
+void glex_host_sleep(glex_fabric_t *f, uint32_t token, int timeout_ms)
+{
+    glex_node_shm_t *n = glex_node_shm(f, f->node);
+    if (atomic_load(&n->hostbell) == token)
+        glex_futex_wait(&n->hostbell, token, timeout_ms, true);
 }
 
 uint32_t glex_wait_token(const glex_fabric_t *f)

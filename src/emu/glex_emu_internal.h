@@ -81,6 +81,7 @@ typedef struct glex_node_shm {
     _Atomic uint32_t doorbell; /* bumped on every packet/CQE for this node */
     _Atomic uint32_t sleepers;
     _Atomic uint32_t host_sleepers; /* hosts asleep in glex_wait_until (glex_notify) */
+    _Atomic uint32_t hostbell; /* bumped with the doorbell and by glex_wake_host; hosts sleep on it */
     _Atomic int32_t pid;       /* owner process, 0 when free */
     _Atomic uint32_t state;    /* glex_node_state_t: FREE, ALIVE (attached) or LEFT */
     _Atomic uint64_t start;    /* owner's start time (glex_proc_start) */
@@ -219,8 +220,13 @@ static inline uint32_t glex_job_unit(const glex_fabric_t *f, uint32_t job)
 
 uint32_t glex_jobs_per_unit(const glex_params_t *p);
 
-/* doorbell: wake whoever waits on node */
+/* doorbell: wake whoever waits on node (its engine thread and its host) */
 void glex_ring(glex_fabric_t *f, uint32_t node);
+/* the host bell alone (direct path); a host in glex_wait_until sleeps on it:
+ * token = glex_host_token(f), look at the condition, glex_host_sleep */
+void glex_ring_host(glex_fabric_t *f, uint32_t node);
+uint32_t glex_host_token(const glex_fabric_t *f);
+void glex_host_sleep(glex_fabric_t *f, uint32_t token, int timeout_ms);
 
 /* hash buffer (glex_emu_table.c) */
 int glex_table_insert(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_key_t key,
