@@ -630,9 +630,30 @@ static int rank_regions(glex_tctx_t *c)
     return 0;
 }
 
+/* GLEX_YIELD_US auto: polling with sched_yield up to GLEX_YIELD_MAX_PER_CPU
+ * processes per online CPU, sleeping at once above (and with a CPU each) */
+static void test_yield_auto(void)
+{
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    const uint32_t k[] = { 1, 2, GLEX_YIELD_MAX_PER_CPU, GLEX_YIELD_MAX_PER_CPU + 1 };
+    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
+        uint32_t nodes = k[i] * (uint32_t)(ncpu > 0 ? ncpu : 1);
+        int want = k[i] > 1 && k[i] <= GLEX_YIELD_MAX_PER_CPU ? 1000 : 0;
+        glex_fabric_t *f;
+        int rc = glex_fabric_open("yieldauto", nodes, 0, NULL, &f);
+        int got = rc ? -1 : glex_yield_us(f);
+        tap_ok(got == want, "%u processes on %ld CPUs (%u per CPU): GLEX_YIELD_US auto %d us "
+                            "(expected %d)%s%s", nodes, ncpu, k[i], got, want, rc ? ": " : "",
+               rc ? glex_last_error() : "");
+        if (!rc)
+            glex_fabric_close(f);
+    }
+}
+
 int main(void)
 {
     test_segment_lifecycle();
+    test_yield_auto();
     test_segment_mismatch();
     test_params();
     test_descriptor_checks();

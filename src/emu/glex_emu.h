@@ -339,7 +339,8 @@ void glex_rmap_drop(glex_rmap_t *m);
 /* the spin budget GLEX_SPIN_US resolves to on this fabric (auto: 50 us when
  * the job has no more processes than online CPUs, else 0), and the budget of
  * polling with sched_yield after it, GLEX_YIELD_US (auto: 1000 us when the
- * job has 2 to 16 processes per online CPU, else 0) */
+ * job has 2 to GLEX_YIELD_MAX_PER_CPU processes per online CPU, else 0) */
+#define GLEX_YIELD_MAX_PER_CPU 12u
 int glex_spin_us(const glex_fabric_t *f);
 int glex_yield_us(const glex_fabric_t *f);
 /* messages of more bytes than this take RDMA rather than a mailbox slot on

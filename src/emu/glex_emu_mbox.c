@@ -108,13 +108,14 @@ int glex_spin_us(const glex_fabric_t *f)
 int glex_yield_us(const glex_fabric_t *f)
 {
     /* taking turns by sched_yield beats futex wake-ups while a few processes
-     * share a core (8 on 2 cores: 17 us against 88 us for an 8-byte
-     * allreduce; 32: 0.2 ms against 0.6 ms); with many more each yield is a
-     * trip round a long run queue (64 on 2 cores: 3.3 ms against 1.1 ms) */
+     * share a core (16 on 2 cores: 0.2 ms against 0.35 ms for an 8-byte
+     * allreduce); at 12 per core the two tie (24 on 2 cores: 0.5-0.6 ms
+     * each), with more each yield is a trip round a long run queue (32 on 2
+     * cores: 1.1-1.7 ms against 0.8-0.9 ms) - doc/performance.md */
     if (f->p.yield_us >= 0)
         return f->p.yield_us;
     uint32_t k = per_cpu(f);
-    return k > 1 && k <= 16 ? 1000 : 0;
+    return k > 1 && k <= GLEX_YIELD_MAX_PER_CPU ? 1000 : 0;
 }
 
 unsigned glex_procs_per_cpu(const glex_fabric_t *f) { return per_cpu(f); }
