@@ -8,6 +8,7 @@
 #include "glex_test.h"
 
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -204,6 +205,30 @@ static void test_params(void)
     glex_params_default(&p);
     tap_ok(p.units == 8 && p.unit_buffer_kb == 512 && p.inline_max == 48,
            "defaults: 8 units, 512 KB per unit, 48-byte inline limit");
+    /* the auto-or-number knobs set in the structure (not from the
+     * environment): -1 is auto, below it and above the top are refused */
+    static const struct { const char *var; size_t off; int32_t hi; } knobs[] = {
+        { "GLEX_SPIN_US", offsetof(glex_params_t, spin_us), 100000 },
+        { "GLEX_YIELD_US", offsetof(glex_params_t, yield_us), 100000 },
+        { "GLEX_RDMA_KB", offsetof(glex_params_t, rdma_kb), 1024 },
+        { "GLEX_STAGE_KB", offsetof(glex_params_t, stage_kb), (int32_t)GLEX_STAGE_KB_MAX },
+    };
+    for (size_t i = 0; i < sizeof knobs / sizeof knobs[0]; i++) {
+        char want[64];
+        snprintf(want, sizeof want, "is out of range auto(-1)..%d", knobs[i].hi);
+        int32_t vals[] = { -1, knobs[i].hi, -2, knobs[i].hi + 1 };
+        for (int j = 0; j < 4; j++) {
+            glex_params_default(&p);
+            *(int32_t *)((char *)&p + knobs[i].off) = vals[j];
+            rc = glex_params_check(&p);
+            if (j < 2)
+                tap_ok(rc == 0, "%s=%d accepted", knobs[i].var, vals[j]);
+            else
+                tap_ok(rc == GLEX_EINVAL && strstr(glex_last_error(), knobs[i].var) &&
+                           strstr(glex_last_error(), want),
+                       "%s=%d refused: %s", knobs[i].var, vals[j], glex_last_error());
+        }
+    }
 }
 
 static void test_descriptor_checks(void)

@@ -47,6 +47,17 @@ static const glex_param_row_t rows[] = {
 };
 #define NROWS (sizeof rows / sizeof rows[0])
 
+/* the int32 knobs: "auto" (-1) or 0..hi */
+static const struct {
+    const char *env;
+    size_t off;
+    uint32_t hi;
+} budgets[] = { { "GLEX_SPIN_US", offsetof(glex_params_t, spin_us), 100000 },
+                { "GLEX_YIELD_US", offsetof(glex_params_t, yield_us), 100000 },
+                { "GLEX_RDMA_KB", offsetof(glex_params_t, rdma_kb), 1024 },
+                { "GLEX_STAGE_KB", offsetof(glex_params_t, stage_kb), GLEX_STAGE_KB_MAX } };
+#define NBUDGETS (sizeof budgets / sizeof budgets[0])
+
 static int parse_u32(const char *env, const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
 {
     char *end;
@@ -78,15 +89,7 @@ int glex_params_from_env(glex_params_t *p)
                               "GLEX_TIMEOUT=%s is invalid: allowed range 0.001..86400 seconds", s);
         p->timeout_ms = (uint32_t)(sec * 1000.0 + 0.5);
     }
-    static const struct {
-        const char *env;
-        size_t off;
-        uint32_t hi;
-    } budgets[] = { { "GLEX_SPIN_US", offsetof(glex_params_t, spin_us), 100000 },
-                    { "GLEX_YIELD_US", offsetof(glex_params_t, yield_us), 100000 },
-                    { "GLEX_RDMA_KB", offsetof(glex_params_t, rdma_kb), 1024 },
-                    { "GLEX_STAGE_KB", offsetof(glex_params_t, stage_kb), GLEX_STAGE_KB_MAX } };
-    for (size_t i = 0; i < sizeof budgets / sizeof budgets[0]; i++) {
+    for (size_t i = 0; i < NBUDGETS; i++) {
         int32_t *out = (int32_t *)((char *)p + budgets[i].off);
         uint32_t v;
         s = getenv(budgets[i].env);
@@ -124,18 +127,12 @@ int glex_params_check(const glex_params_t *p)
     if (p->timeout_ms < 1 || p->timeout_ms > 86400000u)
         return glex_error(GLEX_EINVAL, "timeout_ms=%u is out of range 1..86400000",
                           p->timeout_ms);
-    if (p->spin_us < -1 || p->spin_us > 100000)
-        return glex_error(GLEX_EINVAL, "GLEX_SPIN_US=%d is out of range auto(-1)..100000",
-                          p->spin_us);
-    if (p->yield_us < -1 || p->yield_us > 100000)
-        return glex_error(GLEX_EINVAL, "GLEX_YIELD_US=%d is out of range auto(-1)..100000",
-                          p->yield_us);
-    if (p->rdma_kb < -1 || p->rdma_kb > 1024)
-        return glex_error(GLEX_EINVAL, "GLEX_RDMA_KB=%d is out of range auto(-1)..1024",
-                          p->rdma_kb);
-    if (p->stage_kb < -1 || p->stage_kb > (int32_t)GLEX_STAGE_KB_MAX)
-        return glex_error(GLEX_EINVAL, "GLEX_STAGE_KB=%d is out of range auto(-1)..%u",
-                          p->stage_kb, GLEX_STAGE_KB_MAX);
+    for (size_t i = 0; i < NBUDGETS; i++) {
+        int32_t v = *(const int32_t *)((const char *)p + budgets[i].off);
+        if (v < -1 || v > (int32_t)budgets[i].hi)
+            return glex_error(GLEX_EINVAL, "%s=%d is out of range auto(-1)..%u", budgets[i].env,
+                              v, budgets[i].hi);
+    }
     /* half the unit RAM is statically split per (JobID, VP) as guaranteed
      * credit, one page at least each: see doc/nic-model.md */
     uint64_t need = 2ull * glex_jobs_per_unit(p) * p->vps_per_node;
