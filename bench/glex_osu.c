@@ -11,6 +11,10 @@
  * Nonblocking variants (i*): first the pure communication time (start + wait),
  * then start + a compute loop as long as the pure time + wait; overlap =
  * max(0, 100 - 100 * (overall - compute) / pure), averaged over ranks.
+ *
+ * -b also times the barrier after each blocking call (what a program that
+ * syncs after each call pays: the call's number alone depends on the order
+ * in which the barrier before it let the processes out).
  * See --help. */
 #define _POSIX_C_SOURCE 200809L
 #include <mpi.h>
@@ -25,7 +29,7 @@ enum { C_BCAST, C_REDUCE, C_ALLREDUCE, C_BARRIER, C_COUNT };
 static const char *const coll_names[C_COUNT] = { "bcast", "reduce", "allreduce", "barrier" };
 
 typedef struct {
-    int coll, nonblocking, full, csv, validate;
+    int coll, nonblocking, full, csv, validate, time_barrier;
     int iters, warmup, iters_large, warmup_large;
     size_t min_size, max_size, large;
     const char *label;
@@ -47,6 +51,8 @@ static void usage(FILE *o)
             "  -x WARMUP     untimed warm-up calls per size up to 8 KB, default 200\n"
             "  -X WARMUP     warm-up calls above 8 KB, default 10\n"
             "  -f            full: also the minimum and maximum of the rank averages\n"
+            "  -b            also time the barrier after each call (blocking collectives,\n"
+            "                not with --csv): adds its average over ranks and the sum\n"
             "  -v            validate every result (outside the timed calls); a wrong\n"
             "                element ends the run with exit status 1\n"
             "  --csv LABEL   print CSV rows: label,coll,np,size,avg_us,min_us,max_us,iters,\n"
@@ -90,7 +96,7 @@ static int parse(int argc, char **argv, opts_t *o)
     *o = (opts_t){ .coll = C_ALLREDUCE, .iters = 1000, .warmup = 200, .iters_large = 100,
                    .warmup_large = 10, .min_size = 8, .max_size = 4u << 20, .large = 8192 };
     int c, rc = 0;
-    while (!rc && (c = getopt_long(argc, argv, "c:m:i:I:x:X:fvh", lo, NULL)) != -1) {
+    while (!rc && (c = getopt_long(argc, argv, "c:m:i:I:x:X:fbvh", lo, NULL)) != -1) {
         switch (c) {
         case 'c': {
             const char *name = optarg;
@@ -117,6 +123,7 @@ static int parse(int argc, char **argv, opts_t *o)
         case 'x': rc = positive("-x", optarg, 0, &o->warmup); break;
         case 'X': rc = positive("-X", optarg, 0, &o->warmup_large); break;
         case 'f': o->full = 1; break;
+        case 'b': o->time_barrier = 1; break;
         case 'v': o->validate = 1; break;
         case 'C': o->csv = 1, o->label = optarg; break;
         case 'h':
@@ -132,6 +139,17 @@ static int parse(int argc, char **argv, opts_t *o)
     if (!rc && optind < argc) {
         if (!me)
             fprintf(stderr, "glex-osu: unexpected argument '%s' (see --help)\n", argv[optind]);
+        return 2;
+    }
+    if (!rc && o->time_barrier && o->nonblocking) {
+        if (!me)
+            fprintf(stderr, "glex-osu: -b times blocking collectives only; -c i%s is nonblocking\n",
+                    coll_names[o->coll]);
+        return 2;
+    }
+    if (!rc && o->time_barrier && o->csv) {
+        if (!me)
+            fprintf(stderr, "glex-osu: -b does not combine with --csv (its columns are fixed)\n");
         return 2;
     }
     return rc;
@@ -247,6 +265,7 @@ static long check(const opts_t *o, const float *sb, const float *rb, int count)
 typedef struct {
     double avg, min, max; /* latency; nonblocking: overall time with compute */
     double pure, compute, overlap; /* nonblocking only (overlap in %) */
+    double barrier; /* -b: the barrier after each call, average over ranks */
     int iters;
 } result_t;
 
@@ -259,9 +278,9 @@ static void stats(double mine, double *avg, double *min, double *max)
 }
 
 static double timed_loop(const opts_t *o, float *sb, float *rb, int count, int warm, int iters,
-                         double compute_s, double *compute_total)
+                         double compute_s, double *compute_total, double *barrier)
 {
-    double total = 0, ctotal = 0;
+    double total = 0, ctotal = 0, btotal = 0;
     MPI_Barrier(MPI_COMM_WORLD);
     for (int i = 0; i < warm + iters; i++) {
         MPI_Request req = MPI_REQUEST_NULL;
@@ -278,10 +297,15 @@ static double timed_loop(const opts_t *o, float *sb, float *rb, int count, int w
         }
         if (i >= warm)
             total += t;
+        double b0 = barrier ? MPI_Wtime() : 0;
         MPI_Barrier(MPI_COMM_WORLD);
+        if (barrier && i >= warm)
+            btotal += MPI_Wtime() - b0;
     }
     if (compute_total)
         *compute_total = ctotal;
+    if (barrier)
+        *barrier = btotal / iters;
     return total / iters;
 }
 
@@ -297,20 +321,25 @@ static int measure(const opts_t *o, size_t size, float *sb, float *rb, result_t 
         run_once(o, sb, rb, count);
         bad = check(o, sb, rb, count);
     }
-    double lat = timed_loop(o, sb, rb, count, warm, iters, 0, NULL);
+    double bar = 0, mn, mx;
+    double lat = timed_loop(o, sb, rb, count, warm, iters, 0, NULL,
+                            o->time_barrier ? &bar : NULL);
     if (o->validate) { /* and once more after the timed calls (cached plans, reused slots) */
         fill(o, sb, rb, count);
         run_once(o, sb, rb, count);
         bad += check(o, sb, rb, count);
     }
     stats(lat, &res->avg, &res->min, &res->max);
+    res->barrier = 0;
+    if (o->time_barrier)
+        stats(bar, &res->barrier, &mn, &mx);
     res->iters = iters;
     res->pure = res->compute = res->overlap = 0;
     if (o->nonblocking) {
         /* every rank computes as long as the slowest pure communication */
-        double pure, ctot, mn, mx;
+        double pure, ctot;
         MPI_Allreduce(&lat, &pure, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-        double overall = timed_loop(o, sb, rb, count, warm, iters, pure, &ctot);
+        double overall = timed_loop(o, sb, rb, count, warm, iters, pure, &ctot, NULL);
         double comp = ctot / iters;
         double ov = 100.0 - 100.0 * (overall - comp) / lat;
         stats(ov < 0 ? 0 : ov, &res->overlap, &mn, &mx);
@@ -347,14 +376,15 @@ int main(int argc, char **argv)
     if (!me && !o.csv) {
         printf("# OSU-compatible MPI %s%s latency test (glex-osu), %d processes\n",
                o.nonblocking ? "I" : "", name, np);
+        const char *bar_cols = o.time_barrier ? "   Barrier(us)       Sum(us)" : "";
         if (o.nonblocking)
             printf("# %-10s %13s %13s %15s %11s\n", "Size", "Overall(us)", "Compute(us)",
                    "Pure Comm.(us)", "Overlap(%)");
         else if (o.full)
-            printf("# %-10s %17s %17s %17s %12s\n", "Size", "Avg Latency(us)", "Min Latency(us)",
-                   "Max Latency(us)", "Iterations");
+            printf("# %-10s %17s %17s %17s %12s%s\n", "Size", "Avg Latency(us)", "Min Latency(us)",
+                   "Max Latency(us)", "Iterations", bar_cols);
         else
-            printf("# %-10s %17s\n", "Size", "Avg Latency(us)");
+            printf("# %-10s %17s%s\n", "Size", "Avg Latency(us)", bar_cols);
     }
     int failed = 0;
     for (size_t size = lo;; size = size ? size * 2 : 1) {
@@ -372,10 +402,13 @@ int main(int argc, char **argv)
                 printf("  %-10zu %13.2f %13.2f %15.2f %11.2f\n", size, r.avg * 1e6,
                        r.compute * 1e6, r.pure * 1e6, r.overlap);
             else if (o.full)
-                printf("  %-10zu %17.2f %17.2f %17.2f %12d\n", size, r.avg * 1e6, r.min * 1e6,
+                printf("  %-10zu %17.2f %17.2f %17.2f %12d", size, r.avg * 1e6, r.min * 1e6,
                        r.max * 1e6, r.iters);
             else
-                printf("  %-10zu %17.2f\n", size, r.avg * 1e6);
+                printf("  %-10zu %17.2f", size, r.avg * 1e6);
+            if (!o.csv && !o.nonblocking)
+                printf(o.time_barrier ? " %13.2f %13.2f\n" : "\n", r.barrier * 1e6,
+                       (r.avg + r.barrier) * 1e6);
             fflush(stdout);
         }
         if (size >= hi)

@@ -41,7 +41,7 @@ valid() { # valid KIND ALGO: is ALGO a GLEX_<KIND>_ALGO value?
 nsizes=$(echo $nps | wc -w)
 nalgos=$(echo $ar_algos | wc -w)
 osu_colls="allreduce reduce bcast barrier iallreduce ireduce ibcast ibarrier"
-echo "1..$(( 5 + nsizes * (3 + nalgos) + 4 + 1 + 8 + 3 + 5 ))"
+echo "1..$(( 5 + nsizes * (3 + nalgos) + 4 + 1 + 8 + 4 + 5 ))"
 
 for p in $progs; do
   if "$prefix/bin/mpicc" -std=c11 -O1 -Wall -Wextra -Werror -o "$out/$p" "$src/test/mpi/$p.c" \
@@ -129,6 +129,16 @@ for c in $osu_colls; do
   # shellcheck disable=SC2086
   run "glex-osu -c $c (auto: direct for the blocking ones)" 3 -- "$out/glex-osu" -c $c $osu
 done
+# -b: the barrier after each call timed too, its column and the sum printed
+if timeout "$limit" "$prefix/bin/mpiexec" -n 3 "$out/glex-osu" -c reduce -b -v -m 4:65536 -i 3 -x 1 \
+     -I 2 -X 1 >"$out/log" 2>&1 &&
+   grep -q "Barrier(us) *Sum(us)" "$out/log" &&
+   awk '/^  [0-9]/ { n++; if (NF != 4 || $4 + 0 < $3 + 0) bad = 1 } END { exit !(n == 15 && !bad) }' \
+     "$out/log"; then
+  ok "glex-osu -b prints the barrier after each call and the sum, every size"
+else
+  notok "glex-osu -b"; tail "$out/log" | sed 's/^/# /'
+fi
 # nonblocking calls that name the direct path run the engine (right results)
 run "glex-osu -c iallreduce with GLEX_ALLREDUCE_ALGO=direct" 4 GLEX_ALLREDUCE_ALGO=direct -- \
   "$out/glex-osu" -c iallreduce $osu
