@@ -79,8 +79,8 @@ static int run(glex_tctx_t *c)
     return 0;
 }
 
-/* Voluntary context switches of this process's engine thread (the one task
- * that is not the main thread), -1 when there is none. */
+/* Voluntary context switches of this process's threads other than the main
+ * one (its engine thread), -1 when there is none. */
 static long engine_switches(void)
 {
     char path[64], line[128];
@@ -98,9 +98,12 @@ static long engine_switches(void)
         FILE *fp = fopen(path, "r");
         if (!fp)
             continue;
+        long v;
         while (fgets(line, sizeof line, fp))
-            if (sscanf(line, "voluntary_ctxt_switches: %ld", &found) == 1)
+            if (sscanf(line, "voluntary_ctxt_switches: %ld", &v) == 1) {
+                found = (found < 0 ? 0 : found) + v;
                 break;
+            }
         fclose(fp);
     }
     closedir(d);
