@@ -81,7 +81,7 @@ typedef struct glex_node_shm {
     _Atomic uint32_t doorbell; /* bumped on every packet/CQE for this node */
     _Atomic uint32_t sleepers;
     _Atomic uint32_t host_sleepers; /* hosts asleep in glex_wait_until (glex_notify) */
-    _Atomic uint32_t hostbell; /* bumped with the doorbell and by glex_wake_host; hosts sleep on it */
+    _Atomic uint32_t hostbell; /* hosts sleep on it: rung with the doorbell and alone */
     _Atomic int32_t pid;       /* owner process, 0 when free */
     _Atomic uint32_t state;    /* glex_node_state_t: FREE, ALIVE (attached) or LEFT */
     _Atomic uint64_t start;    /* owner's start time (glex_proc_start) */
