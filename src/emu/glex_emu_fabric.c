@@ -401,12 +401,12 @@ void glex_ring(glex_fabric_t *f, uint32_t node)
     atomic_fetch_add(&n->doorbell, 1);
     if (atomic_load(&n->sleepers))
         glex_futex_wake(&n->doorbell, INT_MAX, true);
-    glex_ring_host(f, node);
+    glex_wake_host(f, node);
 }
 
 /* The host's own bell: a direct-path writer wakes the host it wrote for
  * without waking that process's engine thread, which has nothing to do. */
-void glex_ring_host(glex_fabric_t *f, uint32_t node)
+void glex_wake_host(glex_fabric_t *f, uint32_t node)
 {
     glex_node_shm_t *n = glex_node_shm(f, node);
     atomic_fetch_add(&n->hostbell, 1);

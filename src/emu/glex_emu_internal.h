@@ -222,9 +222,9 @@ uint32_t glex_jobs_per_unit(const glex_params_t *p);
 
 /* doorbell: wake whoever waits on node (its engine thread and its host) */
 void glex_ring(glex_fabric_t *f, uint32_t node);
-/* the host bell alone (direct path); a host in glex_wait_until sleeps on it:
- * token = glex_host_token(f), look at the condition, glex_host_sleep */
-void glex_ring_host(glex_fabric_t *f, uint32_t node);
+/* the host bell, rung alone by glex_wake_host (direct path); a host in
+ * glex_wait_until sleeps on it: token = glex_host_token(f), look at the
+ * condition, glex_host_sleep */
 uint32_t glex_host_token(const glex_fabric_t *f);
 void glex_host_sleep(glex_fabric_t *f, uint32_t token, int timeout_ms);
 

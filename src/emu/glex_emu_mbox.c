@@ -79,12 +79,10 @@ int glex_host_asleep(glex_fabric_t *f, uint32_t node)
     return atomic_load_explicit(&glex_node_shm(f, node)->host_sleepers, memory_order_relaxed) != 0;
 }
 
-void glex_wake_host(glex_fabric_t *f, uint32_t node) { glex_ring_host(f, node); }
-
 void glex_notify(glex_fabric_t *f, uint32_t node)
 {
     if (glex_host_asleep(f, node))
-        glex_ring_host(f, node);
+        glex_wake_host(f, node);
 }
 
 /* processes per online CPU, rounded up (1 when they fit) */
