@@ -5,7 +5,9 @@ Writes OUTDIR/osu.png (latency vs message size, one line per system, one
 panel per collective and process count) and OUTDIR/summary.md (for each
 collective, process count and size: GLEX with its defaults against the best
 of Debian's stock MPICH and Open MPI, the speedup ratio, and whether the
-targets of doc/performance.md are met: 1.5x at 2 processes, 2x above).
+targets of doc/performance.md are met: 1.5x at 2 processes, 2x above),
+and per collective and process count the worst ratio, how many sizes met
+the target and the runs of sizes that missed it.
 A size measured in several runs (osu-sweep.sh -r N) counts with the median
 of its runs' averages."""
 import csv
@@ -19,6 +21,28 @@ OURS = "glex"
 
 def target(np_):
     return 1.5 if np_ <= 2 else 2.0
+
+
+def human(size):
+    """8 -> '8 B', 65536 -> '64 KiB', 4194304 -> '4 MiB'"""
+    for unit, scale in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if size >= scale and size % scale == 0:
+            return f"{size // scale} {unit}"
+    return f"{size} B"
+
+
+def ranges(sizes, missed):
+    """The missed sizes as runs of neighbours in the measured list:
+    '8 B - 256 B, 64 KiB' ('-' when none is missed)."""
+    runs, start, prev = [], None, None
+    for size in sizes + [None]:
+        if size is not None and size in missed:
+            start = size if start is None else start
+        elif start is not None:
+            runs.append(human(start) if start == prev else f"{human(start)} - {human(prev)}")
+            start = None
+        prev = size
+    return ", ".join(runs) or "-"
 
 
 def add(table, key, row, column):
@@ -63,7 +87,7 @@ def main():
         stock = {s: v for s, v in systems.items() if s in STOCK}
         lines += [f"## {coll}, {np_} processes", "",
                   "| size | GLEX us | best stock us (which) | ratio | met |", "|---|---|---|---|---|"]
-        worst = None
+        worst, compared, missed = None, [], set()
         for size in sorted(systems[OURS]):
             ours = systems[OURS][size]
             cands = [(v[size], s) for s, v in stock.items() if size in v]
@@ -74,9 +98,14 @@ def main():
             ratio = best / ours if ours > 0 else float("inf")
             ok = ratio >= target(np_)
             worst = ratio if worst is None else min(worst, ratio)
+            compared.append(size)
+            if not ok:
+                missed.add(size)
             lines.append(f"| {size} | {ours:.2f} | {best:.2f} ({who}) | {ratio:.2f} | {'yes' if ok else 'NO'} |")
         if worst is not None:
-            verdicts.append(f"| {coll} | {np_} | {worst:.2f} | {target(np_)} | {'yes' if worst >= target(np_) else 'NO'} |")
+            met = len(compared) - len(missed)
+            verdicts.append(f"| {coll} | {np_} | {worst:.2f} | {met} of {len(compared)} | "
+                            f"{ranges(compared, missed)} | {target(np_)} | {'NO' if missed else 'yes'} |")
         if (coll, np_) in overlap and OURS in overlap[(coll, np_)]:
             ov = overlap[(coll, np_)]
             lines += ["", "Overlap % (OSU definition): " + "; ".join(
@@ -84,7 +113,8 @@ def main():
                 for s in sorted(ov))]
         lines.append("")
     lines[4:4] = ["## Worst ratio per collective and process count", "",
-                  "| collective | processes | worst ratio | target | met |", "|---|---|---|---|---|"] + verdicts + [""]
+                  "| collective | processes | worst ratio | sizes met | missed at | target | met |",
+                  "|---|---|---|---|---|---|---|"] + verdicts + [""]
     with open(f"{out}/summary.md", "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines[:6 + len(verdicts)]))
