@@ -4,23 +4,42 @@
 bin=${top_builddir:-.}
 n=0; fail=0
 ok() { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=$((fail+1)); fi; }
+skip() { n=$((n+1)); echo "ok $n # SKIP $1"; }
+err=/tmp/glex-switch.$$
 out=$("$bin/glex-switch" -n 200 -c 0:0); rc=$?
 lines=$(echo "$out" | grep -cE '^[a-z].* +[0-9]+\.[0-9]{3} us$')
 zero=$(echo "$out" | grep -cE ' 0\.000 us$')
 [ $rc = 0 ] && [ "$lines" = 4 ] && [ "$zero" = 0 ]; ok $? "one CPU: four measurements, each a positive time"
 if [ "$(nproc)" -ge 2 ]; then
   out=$("$bin/glex-switch" -n 200 -c 0:1); rc=$?
-  echo "$out" | grep -qE '^futex hand-off across CPUs, busy +[0-9]+\.[0-9]{3} us$'
-  ok $(( rc | $? )) "two CPUs: the cross-CPU wake-ups are measured"
+  echo "$out" | grep -qE '^futex hand-off across CPUs, busy +[0-9]+\.[0-9]{3} us$' &&
+    echo "$out" | grep -qE '^line exchange across CPUs, polling +[0-9]+\.[0-9]{3} us$'
+  ok $(( rc | $? )) "two CPUs: the cross-CPU wake-ups and the cache-line exchange are measured"
+  out=$("$bin/glex-switch" -n 200 -c 0:1 -l -b 1000); rc=$?
+  lines=$(echo "$out" | grep -cE '^[a-z0-9].* +[0-9]+\.[0-9]{3} us$')
+  zero=$(echo "$out" | grep -cE ' 0\.000 us$')
+  [ $rc = 0 ] && [ "$lines" = 3 ] && [ "$zero" = 0 ] &&
+    echo "$out" | grep -qE '^line hand-off across CPUs, polling ' &&
+    echo "$out" | grep -qE '^exchange of 1000 bytes, polling +[0-9]+\.[0-9]{3} us$'
+  ok $? "-l -b 1000: only the hand-off, the exchange and the exchange carrying 1000 bytes"
 else
-  echo "ok 2 # SKIP one CPU"
-  n=2
+  skip "one CPU"
+  skip "one CPU"
 fi
-"$bin/glex-switch" --help | grep -q "CPU:CPU"; ok $? "--help documents the options"
-"$bin/glex-switch" -n 0 2>/tmp/glex-switch.$$ >/dev/null; rc=$?
-[ $rc = 2 ] && grep -q -- "-n=0 is invalid: allowed range 1..100000000" /tmp/glex-switch.$$; ok $? "a bad -n is reported with its range (exit 2)"
-"$bin/glex-switch" -c 0:99999 2>/tmp/glex-switch.$$ >/dev/null; rc=$?
-[ $rc = 2 ] && grep -q "second CPU=99999 is invalid: allowed range 0\.\." /tmp/glex-switch.$$; ok $? "a CPU out of range is reported with its range (exit 2)"
-rm -f /tmp/glex-switch.$$
+"$bin/glex-switch" --help | grep -q "CPU:CPU" && "$bin/glex-switch" --help | grep -q -- "-b BYTES"
+ok $? "--help documents the options"
+"$bin/glex-switch" -n 0 2>$err >/dev/null; rc=$?
+[ $rc = 2 ] && grep -q -- "-n=0 is invalid: allowed range 1..100000000" $err; ok $? "a bad -n is reported with its range (exit 2)"
+"$bin/glex-switch" -b 67108865 2>$err >/dev/null; rc=$?
+[ $rc = 2 ] && grep -q -- "-b=67108865 is invalid: allowed range 0..67108864" $err; ok $? "a bad -b is reported with its range (exit 2)"
+"$bin/glex-switch" -l -c 0:0 2>$err >/dev/null; rc=$?
+[ $rc = 2 ] && grep -q -- "-l with -c 0:0 is invalid: the cache-line measurements need two different CPUs" $err
+ok $? "-l on one CPU is refused (exit 2)"
+"$bin/glex-switch" -b 64 -c 1:1 2>$err >/dev/null; rc=$?
+[ $rc = 2 ] && grep -q -- "-b with -c 1:1 is invalid: the cache-line measurements need two different CPUs" $err
+ok $? "-b on one CPU is refused (exit 2)"
+"$bin/glex-switch" -c 0:99999 2>$err >/dev/null; rc=$?
+[ $rc = 2 ] && grep -q "second CPU=99999 is invalid: allowed range 0\.\." $err; ok $? "a CPU out of range is reported with its range (exit 2)"
+rm -f $err
 echo "1..$n"
 [ $fail = 0 ]
