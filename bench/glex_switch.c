@@ -76,6 +76,30 @@ static long futex(_Atomic int *w, int op, int val)
     return syscall(SYS_futex, w, op, val, NULL, NULL, 0);
 }
 
+/* SIGKILL and reap the children in kids[0..n) that were started (> 0) */
+static void stop_children(const pid_t *kids, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (kids[i] > 0) {
+            kill(kids[i], SIGKILL);
+            waitpid(kids[i], NULL, 0);
+        }
+}
+
+/* fork; when it fails, say so, stop the children already started
+ * (started[0..n)) and exit, instead of waiting for a partner that is not
+ * there */
+static pid_t fork_or_exit(const pid_t *started, int n)
+{
+    pid_t p = fork();
+    if (p < 0) {
+        perror("glex-switch: fork");
+        stop_children(started, n);
+        exit(1);
+    }
+    return p;
+}
+
 enum { BY_YIELD, BY_FUTEX, BY_POLLING };
 
 /* two processes take turns n times through *turn: while it is not one's
@@ -88,14 +112,14 @@ static double ping_pong(_Atomic int *turn, long n, int mode, int cpu0, int cpu1,
     /* a busy process on each CPU: a woken process must be scheduled on a
      * CPU that has work, not an idle one */
     for (int i = 0; busy && i < 2; i++) {
-        kids[1 + i] = fork();
+        kids[1 + i] = fork_or_exit(kids + 1, 2);
         if (kids[1 + i] == 0) {
             pin(i ? cpu1 : cpu0);
             for (;;)
                 atomic_signal_fence(memory_order_seq_cst);
         }
     }
-    kids[0] = fork();
+    kids[0] = fork_or_exit(kids + 1, 2);
     int me = kids[0] == 0;
     pin(me ? cpu1 : cpu0);
     double t0 = glex_test_now_us();
@@ -114,11 +138,7 @@ static double ping_pong(_Atomic int *turn, long n, int mode, int cpu0, int cpu1,
     if (me)
         _exit(0);
     waitpid(kids[0], NULL, 0);
-    for (int i = 1; i < 3; i++)
-        if (kids[i] > 0) {
-            kill(kids[i], SIGKILL);
-            waitpid(kids[i], NULL, 0);
-        }
+    stop_children(kids + 1, 2);
     return us;
 }
 
@@ -143,7 +163,7 @@ static double exchange(long n, size_t bytes, int cpu0, int cpu1)
         exit(1);
     }
     memset(src, 1, bytes + 1);
-    pid_t kid = fork();
+    pid_t kid = fork_or_exit(NULL, 0);
     int me = kid == 0;
     pin(me ? cpu1 : cpu0);
     long warm = n / 10 < 1000 ? n / 10 : 1000; /* first touches, as OSU's warm-up */

@@ -40,6 +40,25 @@ ok $? "-l on one CPU is refused (exit 2)"
 ok $? "-b on one CPU is refused (exit 2)"
 "$bin/glex-switch" -c 0:99999 2>$err >/dev/null; rc=$?
 [ $rc = 2 ] && grep -q "second CPU=99999 is invalid: allowed range 0\.\." $err; ok $? "a CPU out of range is reported with its range (exit 2)"
+# a fork that fails (the user limited to one process) ends in a clear error
+# and exit 1, not in a wait for a partner that was never started.  The
+# program itself is run, not libtool's wrapper script, which forks; as root
+# (where the limit does not hold) it runs as nobody from a copy.
+real=$bin/.libs/glex-switch; [ -x "$real" ] || real=$bin/glex-switch
+if ! command -v bash >/dev/null; then
+  skip "no bash for ulimit -u"
+elif [ "$(id -u)" != 0 ]; then
+  LD_LIBRARY_PATH=$bin/.libs timeout 60 bash -c "ulimit -u 1; exec $real -n 200 -c 0:0" 2>$err >/dev/null; rc=$?
+  [ $rc = 1 ] && grep -q "^glex-switch: fork: " $err; ok $? "a failed fork is reported (exit 1, rc $rc), no hang"
+elif command -v setpriv >/dev/null; then
+  copy=$(mktemp -d); cp -a "$real" $bin/.libs/libglex.so* "$copy" 2>/dev/null; chmod -R a+rX "$copy"
+  LD_LIBRARY_PATH=$copy timeout 60 setpriv --reuid=65534 --regid=65534 --clear-groups \
+    bash -c "ulimit -u 1; exec $copy/glex-switch -n 200 -c 0:0" 2>$err >/dev/null; rc=$?
+  [ $rc = 1 ] && grep -q "^glex-switch: fork: " $err; ok $? "a failed fork is reported (exit 1, rc $rc), no hang"
+  rm -rf "$copy"
+else
+  skip "root without setpriv"
+fi
 rm -f $err
 echo "1..$n"
 [ $fail = 0 ]
