@@ -15,7 +15,7 @@
 extern "C" {
 #endif
 
-#define GLEX_ABI_VERSION 8u
+#define GLEX_ABI_VERSION 9u
 
 /* ---- error codes (all negative; 0 is success) ---- */
 enum {
@@ -211,6 +211,26 @@ glex_fabric_t *glex_vp_fabric(const glex_vp_t *vp);
 /* Post descriptors d[0..n) (one or more CH..CT sequences).  All are checked
  * first; on any error nothing is posted.  GLEX_EAGAIN if the DQ lacks room. */
 int glex_vp_post(glex_vp_t *vp, const glex_desc_t *d, size_t n);
+/* Posting a descriptor list by reference.  A NIC fetches descriptors from
+ * host memory by DMA: the host writes one DQ entry naming the list and its
+ * registers, and the engine reads each descriptor when it starts it.  The
+ * list is the caller's and must stay unchanged until the task's CQE; it is
+ * checked once, by glex_list_check, not at every post.  Its addresses may be
+ * absolute or relative to base register b = 1..3 of the post,
+ * GLEX_ADDR_REL(b, offset); the post's JobID and cookie replace the list's.
+ * A list is one sequence (CH on its first descriptor, CT on its last). */
+#define GLEX_ADDR_REL(b, off) (((uint64_t)(b) << 56) | (uint64_t)(off))
+#define GLEX_ADDR_OFF_MASK ((1ull << 56) - 1)
+typedef struct glex_post_regs {
+    uint64_t base[4]; /* base[0] unused: an address with top byte 0 is absolute */
+    uint64_t cookie;
+    uint8_t job_id;
+} glex_post_regs_t;
+int glex_list_check(const glex_vp_t *vp, const glex_desc_t *d, size_t n);
+/* GLEX_EAGAIN if the DQ is full; GLEX_EINVAL for a null list, n = 0 or a JobID
+ * out of range */
+int glex_vp_post_list(glex_vp_t *vp, const glex_desc_t *d, uint32_t n,
+                      const glex_post_regs_t *regs);
 /* Why the last task of this VP that ended with an error CQE failed (the
  * engine thread's message; glex_last_error() is per thread). */
 const char *glex_vp_failure(const glex_vp_t *vp);

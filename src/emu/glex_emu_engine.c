@@ -7,6 +7,7 @@
 #include "glex_emu_internal.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <sched.h>
 #include <limits.h>
 #include <stdio.h>
@@ -20,7 +21,12 @@ typedef struct glex_task {
     glex_vp_t *vp;
     uint32_t job, unit, n, cur;
     uint32_t tag;                     /* job | generation << 8: the keys' JobID part */
-    glex_desc_t *d;
+    const glex_desc_t *list;          /* the sequence: the host's list, or own */
+    glex_desc_t *own;                 /* a copy of a sequence posted whole (kept for reuse) */
+    uint32_t owncap;
+    int rel;                          /* posted by reference: regs apply */
+    glex_post_regs_t regs;
+    glex_desc_t cd;                   /* the current descriptor, relocated (rel) */
     int32_t status;
     uint64_t last_progress;
     uint64_t now;        /* clock of the current engine pass */
@@ -45,12 +51,18 @@ typedef struct glex_task {
 struct glex_engine {
     pthread_mutex_t mu;
     glex_task_t *head, *tail;
-    uint32_t ntasks;
+    glex_task_t *spare;      /* finished tasks kept for reuse: no allocation per task */
+    _Atomic uint32_t ntasks;
     pthread_t th;
     int have_thread;
     _Atomic uint32_t stop;
     _Atomic uint32_t host_waiting;
-    _Atomic uint32_t parked; /* the engine thread sleeps on host_waiting */
+    /* the engine thread's own bell: it sleeps on it while a host drives
+     * progress, and while it has no task (a packet for a task not posted yet
+     * needs nobody: it waits in the hash buffer).  Rung by a post the host
+     * will not drive itself, and when a host stops waiting with tasks left. */
+    _Atomic uint32_t bell;
+    _Atomic uint32_t on_bell; /* the engine thread sleeps on bell */
     uint64_t rng;
     uint8_t *p2p_blocked; /* per VP, this pass: an MP/RDMA task could not finish */
 };
@@ -484,9 +496,8 @@ static int write_cqe(glex_fabric_t *f, glex_task_t *t)
     uint32_t tail = atomic_load_explicit(&s->cq_tail, memory_order_relaxed);
     if (tail - atomic_load_explicit(&s->cq_head, memory_order_acquire) >= f->p.cq_depth)
         return 0; /* CQ full: keep the task until the host drains it */
-    const glex_desc_t *last = &t->d[t->n - 1];
     glex_cqe_t *e = &t->vp->cq[tail % f->p.cq_depth];
-    e->cookie = last->cookie;
+    e->cookie = t->rel ? t->regs.cookie : t->list[t->n - 1].cookie;
     e->status = t->status;
     e->job_id = (uint16_t)t->job;
     e->vp = (uint16_t)t->vp->index;
@@ -537,13 +548,41 @@ static void stalled(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, uint
     }
 }
 
+/* an address of a descriptor posted by reference: relative to base register
+ * b (GLEX_ADDR_REL) or absolute */
+static uint64_t reloc(const glex_post_regs_t *r, uint64_t a)
+{
+    unsigned b = (unsigned)(a >> 56);
+    return b && b < 4 ? r->base[b] + (a & GLEX_ADDR_OFF_MASK) : a;
+}
+
+/* The descriptor the task runs now.  One posted by reference is read from
+ * the host's list when it starts (as a NIC fetches it by DMA) with this
+ * post's JobID, base registers and cookie applied; its inline data is
+ * copied only for an MP descriptor. */
+static const glex_desc_t *cur_desc(glex_task_t *t)
+{
+    const glex_desc_t *d = &t->list[t->cur];
+    if (!t->rel)
+        return d;
+    if (!t->started) {
+        memcpy(&t->cd, d, d->kind == GLEX_DESC_MP ? sizeof *d : offsetof(glex_desc_t, data));
+        t->cd.job_id = t->regs.job_id;
+        t->cd.local_addr = reloc(&t->regs, d->local_addr);
+        t->cd.recv_addr = reloc(&t->regs, d->recv_addr);
+        t->cd.remote_addr = reloc(&t->regs, d->remote_addr);
+        t->cd.cookie = t->regs.cookie;
+    }
+    return &t->cd;
+}
+
 /* run one task as far as it goes: 1 if anything happened, 2 if it is finished */
 static int run_task(glex_fabric_t *f, glex_task_t *t, uint64_t now)
 {
     int work = 0;
     t->now = now;
     while (t->cur < t->n) {
-        const glex_desc_t *d = &t->d[t->cur];
+        const glex_desc_t *d = cur_desc(t);
         int rc;
         switch (d->kind) {
         case GLEX_DESC_COLL: rc = step_coll(f, t, d); break;
@@ -569,7 +608,8 @@ static int run_task(glex_fabric_t *f, glex_task_t *t, uint64_t now)
     }
     if (t->cur < t->n)
         return work;
-    if (t->status || t->d[t->n - 1].coll_end_flag) {
+    /* a list posted by reference always ends with a CQE */
+    if (t->status || t->rel || t->list[t->n - 1].coll_end_flag) {
         if (!write_cqe(f, t))
             return work;
         glex_ring(f, f->node);
@@ -579,7 +619,40 @@ static int run_task(glex_fabric_t *f, glex_task_t *t, uint64_t now)
     return 2;
 }
 
-/* move whole sequences from a VP's DQ into tasks */
+/* a task from the spare list, or a new one */
+static glex_task_t *task_get(glex_engine_t *e)
+{
+    glex_task_t *t = e->spare;
+    if (!t)
+        return calloc(1, sizeof *t);
+    e->spare = t->next;
+    glex_desc_t *own = t->own;
+    uint32_t owncap = t->owncap;
+    memset(t, 0, offsetof(glex_task_t, cd));
+    t->own = own;
+    t->owncap = owncap;
+    return t;
+}
+
+static void task_put(glex_engine_t *e, glex_task_t *t)
+{
+    t->next = e->spare;
+    e->spare = t;
+}
+
+static void task_free_all(glex_task_t *t)
+{
+    while (t) {
+        glex_task_t *next = t->next;
+        free(t->own);
+        free(t);
+        t = next;
+    }
+}
+
+/* move whole sequences from a VP's DQ into tasks: a list posted by
+ * reference is not copied; a sequence posted whole is copied once into
+ * the task's own array (reused with the task) */
 static int fetch(glex_fabric_t *f, glex_engine_t *e, glex_vp_t *vp)
 {
     glex_vp_shm_t *s = vp->shm;
@@ -587,22 +660,36 @@ static int fetch(glex_fabric_t *f, glex_engine_t *e, glex_vp_t *vp)
     uint32_t tail = atomic_load_explicit(&s->dq_tail, memory_order_acquire);
     int work = 0;
     while (head != tail) {
+        const glex_desc_t *q = &vp->dq[head % f->p.dq_depth];
         uint32_t n = 1;
-        while (!vp->dq[(head + n - 1) % f->p.dq_depth].ct)
-            n++;
-        glex_task_t *t = calloc(1, sizeof *t);
-        glex_desc_t *d = malloc(sizeof *d * n);
-        if (!t || !d) { /* leave it queued; try again later */
-            free(t);
-            free(d);
-            break;
+        glex_task_t *t = task_get(e);
+        if (!t)
+            break; /* leave it queued; try again later */
+        if (q->kind == GLEX_DQ_LIST) {
+            t->list = (const glex_desc_t *)(uintptr_t)q->local_addr;
+            t->n = (uint32_t)q->count;
+            t->rel = 1;
+            memcpy(&t->regs, q->data, sizeof t->regs);
+            t->job = t->regs.job_id;
+        } else {
+            while (!vp->dq[(head + n - 1) % f->p.dq_depth].ct)
+                n++;
+            if (n > t->owncap) {
+                glex_desc_t *d = realloc(t->own, sizeof *d * n);
+                if (!d) {
+                    task_put(e, t);
+                    break;
+                }
+                t->own = d;
+                t->owncap = n;
+            }
+            for (uint32_t i = 0; i < n; i++)
+                t->own[i] = vp->dq[(head + i) % f->p.dq_depth];
+            t->list = t->own;
+            t->n = n;
+            t->job = t->own[0].job_id;
         }
-        for (uint32_t i = 0; i < n; i++)
-            d[i] = vp->dq[(head + i) % f->p.dq_depth];
         t->vp = vp;
-        t->d = d;
-        t->n = n;
-        t->job = d[0].job_id;
         t->tag = t->job | atomic_load(&f->hdr->jobs[t->job].gen) << 8;
         t->unit = glex_job_unit(f, t->job);
         t->last_progress = glex_now_ns();
@@ -613,7 +700,7 @@ static int fetch(glex_fabric_t *f, glex_engine_t *e, glex_vp_t *vp)
         else
             e->head = t;
         e->tail = t;
-        e->ntasks++;
+        atomic_fetch_add_explicit(&e->ntasks, 1, memory_order_relaxed);
         head += n;
         work = 1;
     }
@@ -627,6 +714,8 @@ static int progress_locked(glex_fabric_t *f, glex_engine_t *e)
     for (uint32_t v = 0; v < f->p.vps_per_node; v++)
         if (f->vps[v].shm)
             work |= fetch(f, e, &f->vps[v]);
+    if (!e->head)
+        return work;
     uint64_t now = glex_now_ns();
     glex_task_t **pp = &e->head, *prev = NULL;
     memset(e->p2p_blocked, 0, f->p.vps_per_node);
@@ -634,7 +723,7 @@ static int progress_locked(glex_fabric_t *f, glex_engine_t *e)
         glex_task_t *t = *pp;
         /* a VP's point-to-point descriptors execute in posting order: once
          * one waits (receive queue full), later ones from that VP wait too */
-        int p2p = t->cur < t->n && t->d[t->cur].kind != GLEX_DESC_COLL;
+        int p2p = t->cur < t->n && t->list[t->cur].kind != GLEX_DESC_COLL;
         if (p2p && e->p2p_blocked[t->vp->index]) {
             prev = t;
             pp = &t->next;
@@ -647,9 +736,8 @@ static int progress_locked(glex_fabric_t *f, glex_engine_t *e)
             *pp = t->next;
             if (e->tail == t)
                 e->tail = prev;
-            e->ntasks--;
-            free(t->d);
-            free(t);
+            atomic_fetch_sub_explicit(&e->ntasks, 1, memory_order_relaxed);
+            task_put(e, t);
             work = 1;
             continue;
         }
@@ -669,45 +757,89 @@ int glex_progress(glex_fabric_t *f)
     return work;
 }
 
+/* ring the engine thread's own bell: a system call only when it sleeps on it */
+static void ring_engine(glex_engine_t *e)
+{
+    atomic_fetch_add(&e->bell, 1);
+    if (atomic_load(&e->on_bell))
+        glex_futex_wake(&e->bell, INT_MAX, false);
+}
+
 void glex_host_wait_begin(glex_fabric_t *f)
 {
     atomic_fetch_add(&f->eng->host_waiting, 1);
 }
 
+/* Work the engine thread must take up once no host drives progress: tasks,
+ * or sequences still in a DQ. */
+static int engine_has_work(glex_fabric_t *f)
+{
+    if (atomic_load_explicit(&f->eng->ntasks, memory_order_relaxed))
+        return 1;
+    for (uint32_t v = 0; v < f->p.vps_per_node; v++) {
+        const glex_vp_shm_t *s = f->vps[v].shm;
+        if (s && atomic_load_explicit(&s->dq_head, memory_order_relaxed) !=
+                     atomic_load_explicit(&s->dq_tail, memory_order_relaxed))
+            return 1;
+    }
+    return 0;
+}
+
 void glex_host_wait_end(glex_fabric_t *f)
 {
-    /* a wake-up (a system call) only when the engine thread sleeps on it: a
-     * thread that parks after this sees the changed word and returns at once */
-    if (atomic_fetch_sub(&f->eng->host_waiting, 1) == 1 && atomic_load(&f->eng->parked))
-        glex_futex_wake(&f->eng->host_waiting, INT_MAX, false);
+    /* the engine thread is woken only when there is work left for it: a
+     * blocking call that completed leaves none, and costs no system call */
+    if (atomic_fetch_sub(&f->eng->host_waiting, 1) == 1 && engine_has_work(f))
+        ring_engine(f->eng);
 }
 
+/* after a post: the engine thread takes the new sequence up unless a host
+ * that waits drives progress (it will see the sequence itself) */
 void glex_engine_kick(glex_fabric_t *f)
 {
-    glex_ring(f, f->node);
+    glex_engine_t *e = f->eng;
+    if (atomic_load(&e->host_waiting))
+        return;
+    ring_engine(e);
+    glex_node_shm_t *n = glex_node_shm(f, f->node);
+    atomic_fetch_add(&n->doorbell, 1); /* an engine thread asleep on the doorbell */
+    if (atomic_load(&n->sleepers))
+        glex_futex_wake(&n->doorbell, INT_MAX, true);
 }
 
+/* The engine thread: it runs the engine while no host drives it and there
+ * is a task; it sleeps on the node's doorbell (packets, credits) while its
+ * tasks wait, and on its own bell while a host drives progress or there is
+ * no task at all. */
 static void *engine_main(void *arg)
 {
     glex_fabric_t *f = arg;
     glex_engine_t *e = f->eng;
     while (!atomic_load(&e->stop)) {
-        uint32_t hw = atomic_load(&e->host_waiting);
-        if (hw) { /* a waiting host drives progress; stay out of its way */
-            atomic_store(&e->parked, 1);
-            glex_futex_wait(&e->host_waiting, hw, 100, false);
-            atomic_store(&e->parked, 0);
-            continue;
+        uint32_t bell = atomic_load(&e->bell);
+        int busy = 1, work = 0;
+        if (!atomic_load(&e->host_waiting)) {
+            uint32_t token = glex_wait_token(f);
+            if (pthread_mutex_trylock(&e->mu) == 0) {
+                work = progress_locked(f, e);
+                busy = atomic_load(&e->ntasks) != 0;
+                pthread_mutex_unlock(&e->mu);
+            }
+            if (work)
+                continue;
+            if (busy) {
+                glex_wait(f, token, 20);
+                continue;
+            }
         }
-        uint32_t token = glex_wait_token(f);
-        int work = 0, busy = 0;
-        if (pthread_mutex_trylock(&e->mu) == 0) {
-            work = progress_locked(f, e);
-            busy = e->ntasks != 0;
-            pthread_mutex_unlock(&e->mu);
-        }
-        if (!work)
-            glex_wait(f, token, busy ? 20 : 1000);
+        /* a host drives progress, or nothing to do: sleep on the bell, after
+         * saying so and looking once more (a ring in between is seen) */
+        atomic_store(&e->on_bell, 1);
+        atomic_thread_fence(memory_order_seq_cst);
+        if (atomic_load(&e->bell) == bell && !atomic_load(&e->stop) &&
+            (atomic_load(&e->host_waiting) || !engine_has_work(f)))
+            glex_futex_wait(&e->bell, bell, 1000, false);
+        atomic_store(&e->on_bell, 0);
     }
     return NULL;
 }
@@ -747,15 +879,11 @@ void glex_engine_stop(glex_fabric_t *f)
     atomic_store(&e->stop, 1);
     if (e->have_thread) {
         glex_ring(f, f->node);
-        glex_futex_wake(&e->host_waiting, INT_MAX, false);
+        ring_engine(e);
         pthread_join(e->th, NULL);
     }
-    while (e->head) {
-        glex_task_t *t = e->head;
-        e->head = t->next;
-        free(t->d);
-        free(t);
-    }
+    task_free_all(e->head);
+    task_free_all(e->spare);
     pthread_mutex_destroy(&e->mu);
     free(e->p2p_blocked);
     free(e);

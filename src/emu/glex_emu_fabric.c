@@ -220,6 +220,7 @@ static int create_new(glex_fabric_t *f, int fd, const glex_params_t *p, uint32_t
     f->hdr->params = *p;
     f->hdr->nnodes = nnodes;
     f->hdr->owner_uid = getuid();
+    glex_jobs_init(f->hdr);
     glex_proc_self(&f->hdr->creator_pid, &f->hdr->creator_start);
     atomic_store(&f->hdr->refcount, 1);
     f->hdr->magic = GLEX_MAGIC;
@@ -441,33 +442,79 @@ int glex_wait(glex_fabric_t *f, uint32_t token, int timeout_ms)
     return GLEX_OK;
 }
 
+static uint32_t job_home(uint64_t key)
+{
+    key ^= key >> 31;
+    key *= 0x9e3779b97f4a7c15ull;
+    return (uint32_t)(key >> 40) % GLEX_JOB_INDEX;
+}
+
+/* the index entry of a JobID that key names and members may still join */
+static glex_job_index_t *job_find(glex_shm_header_t *h, uint64_t key)
+{
+    for (uint32_t i = job_home(key);; i = (i + 1) % GLEX_JOB_INDEX) {
+        glex_job_index_t *x = &h->job_index[i];
+        if (!x->job1)
+            return x; /* empty: key is not there; a new entry goes here */
+        const glex_job_slot_t *s = &h->jobs[x->job1 - 1];
+        if (x->key == key && s->joined < s->members)
+            return x;
+    }
+}
+
+/* remove the entry of JobID job (key) keeping every probe chain intact */
+static void job_unindex(glex_shm_header_t *h, uint64_t key, uint32_t job)
+{
+    uint32_t i = job_home(key);
+    while (h->job_index[i].job1 != job + 1)
+        i = (i + 1) % GLEX_JOB_INDEX;
+    for (uint32_t k = i;;) {
+        k = (k + 1) % GLEX_JOB_INDEX;
+        glex_job_index_t *x = &h->job_index[k];
+        if (!x->job1)
+            break;
+        uint32_t home = job_home(x->key);
+        if ((i <= k) ? (home > i && home <= k) : (home > i || home <= k))
+            continue; /* its chain does not pass i */
+        h->job_index[i] = *x;
+        i = k;
+    }
+    h->job_index[i].job1 = 0;
+}
+
+void glex_jobs_init(glex_shm_header_t *h)
+{
+    for (uint32_t w = 0; w < GLEX_MAX_JOBS / 64; w++)
+        h->job_free[w] = ~0ull;
+}
+
 int glex_job_acquire(glex_fabric_t *f, uint64_t key, uint32_t members)
 {
     glex_shm_header_t *h = f->hdr;
-    int id = -1, free_id = -1;
+    int id = -1;
     if (members == 0)
         return glex_error(GLEX_EINVAL, "members=0 is out of range 1..%u", GLEX_MAX_NODES);
     glex_lock(&h->job_lock);
-    for (int j = 0; j < (int)GLEX_MAX_JOBS; j++) {
-        glex_job_slot_t *s = &h->jobs[j];
-        if (s->used && s->key == key && s->joined < s->members) {
-            id = j;
-            break;
-        }
-        if (!s->used && free_id < 0)
-            free_id = j;
-    }
-    if (id >= 0) {
+    glex_job_index_t *x = job_find(h, key);
+    if (x->job1) {
+        id = (int)x->job1 - 1;
         h->jobs[id].joined++;
-    } else if (free_id >= 0) {
-        id = free_id;
-        glex_job_slot_t *s = &h->jobs[id];
-        s->key = key;
-        s->members = members;
-        s->joined = 1;
-        s->left = 0;
-        s->used = 1;
-        atomic_store(&s->gen, (atomic_load(&s->gen) + 1) & 0xffffu);
+    } else {
+        for (uint32_t w = 0; w < GLEX_MAX_JOBS / 64 && id < 0; w++)
+            if (h->job_free[w])
+                id = (int)(w * 64 + (uint32_t)__builtin_ctzll(h->job_free[w]));
+        if (id >= 0) { /* the lowest free JobID, as before the index */
+            h->job_free[id / 64] &= ~(1ull << (id % 64));
+            glex_job_slot_t *s = &h->jobs[id];
+            s->key = key;
+            s->members = members;
+            s->joined = 1;
+            s->left = 0;
+            s->used = 1;
+            atomic_store(&s->gen, (atomic_load(&s->gen) + 1) & 0xffffu);
+            x->key = key;
+            x->job1 = (uint32_t)id + 1;
+        }
     }
     glex_unlock(&h->job_lock);
     if (id < 0)
@@ -479,11 +526,15 @@ void glex_job_release(glex_fabric_t *f, int job_id)
 {
     if (job_id < 0 || job_id >= (int)GLEX_MAX_JOBS)
         return;
-    glex_job_slot_t *s = &f->hdr->jobs[job_id];
-    glex_lock(&f->hdr->job_lock);
-    if (s->used && ++s->left >= s->members)
+    glex_shm_header_t *h = f->hdr;
+    glex_job_slot_t *s = &h->jobs[job_id];
+    glex_lock(&h->job_lock);
+    if (s->used && ++s->left >= s->members) {
         s->used = 0;
-    glex_unlock(&f->hdr->job_lock);
+        job_unindex(h, s->key, (uint32_t)job_id);
+        h->job_free[job_id / 64] |= 1ull << (job_id % 64);
+    }
+    glex_unlock(&h->job_lock);
 }
 
 void glex_debug_set_send_jitter(glex_fabric_t *f, uint32_t max_us, uint32_t seed)

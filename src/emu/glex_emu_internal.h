@@ -27,6 +27,10 @@ void glex_futex_wait(_Atomic uint32_t *w, uint32_t val, int timeout_ms, bool sha
 void glex_futex_wake(_Atomic uint32_t *w, int n, bool shared);
 uint64_t glex_now_ns(void);
 
+/* a DQ entry that names a descriptor list posted by reference (glex_vp_post_list):
+ * local_addr = the list, count = its length, data = the glex_post_regs_t */
+#define GLEX_DQ_LIST 0x80u
+
 /* ---- packets in the hash buffer ---- */
 enum { GLEX_PKT_DATA = 0, GLEX_PKT_CREDIT = 1, GLEX_PKT_READY = 2 };
 
@@ -113,6 +117,13 @@ typedef struct glex_job_slot {
     uint32_t pad;
 } glex_job_slot_t;
 
+#define GLEX_JOB_INDEX (2u * GLEX_MAX_JOBS)
+typedef struct glex_job_index {
+    uint64_t key;
+    uint32_t job1; /* JobID + 1; 0 = empty entry */
+    uint32_t pad;
+} glex_job_index_t;
+
 typedef struct glex_shm_header {
     uint64_t magic;
     uint32_t abi;
@@ -134,6 +145,11 @@ typedef struct glex_shm_header {
     uint32_t jobs_per_unit;
     glex_lock_t job_lock;
     glex_job_slot_t jobs[GLEX_MAX_JOBS];
+    /* under job_lock: which JobIDs are free (bit set), and an index from a
+     * task's key to its JobID (open addressing, backward-shift deletion), so
+     * that agreeing on a JobID costs a probe or two, not a scan */
+    uint64_t job_free[GLEX_MAX_JOBS / 64];
+    glex_job_index_t job_index[GLEX_JOB_INDEX];
 } glex_shm_header_t;
 
 /* a mailbox: header line, then the owner's area (glex_emu_mbox.c) */
@@ -219,6 +235,8 @@ static inline uint32_t glex_job_unit(const glex_fabric_t *f, uint32_t job)
 }
 
 uint32_t glex_jobs_per_unit(const glex_params_t *p);
+/* every JobID free, the index empty (a new segment) */
+void glex_jobs_init(glex_shm_header_t *h);
 
 /* doorbell: wake whoever waits on node (its engine thread and its host) */
 void glex_ring(glex_fabric_t *f, uint32_t node);

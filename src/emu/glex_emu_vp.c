@@ -53,14 +53,9 @@ int glex_desc_check(const glex_vp_t *vp, const glex_desc_t *d)
     return glex_desc_validate(vp->f, vp->index, d, 0);
 }
 
-int glex_vp_post(glex_vp_t *vp, const glex_desc_t *d, size_t n)
+/* descriptors d[0..n) checked as whole sequences (CH..CT, one JobID each) */
+static int check_seqs(const glex_vp_t *vp, const glex_desc_t *d, size_t n)
 {
-    if (!vp || !vp->shm)
-        return glex_error(GLEX_EINVAL, "post on a VP that is not open");
-    if (n == 0)
-        return GLEX_OK;
-    if (!d)
-        return glex_error(GLEX_EINVAL, "null descriptor array with n=%zu", n);
     glex_fabric_t *f = vp->f;
     int in_seq = 0;
     for (size_t i = 0; i < n; i++) {
@@ -80,12 +75,79 @@ int glex_vp_post(glex_vp_t *vp, const glex_desc_t *d, size_t n)
     if (in_seq)
         return glex_error(GLEX_EINVAL, "descriptor %zu: last of the post has ct=0 (allowed 1)",
                           n - 1);
-    glex_vp_shm_t *s = vp->shm;
+    return GLEX_OK;
+}
+
+int glex_list_check(const glex_vp_t *vp, const glex_desc_t *d, size_t n)
+{
+    if (!vp || !vp->shm)
+        return glex_error(GLEX_EINVAL, "list check on a VP that is not open");
+    if (!d || n == 0)
+        return glex_error(GLEX_EINVAL, "list of %zu descriptors%s: allowed a non-empty list", n,
+                          d ? "" : " at null");
+    int rc = check_seqs(vp, d, n);
+    if (rc)
+        return rc;
+    for (size_t i = 0; i + 1 < n; i++)
+        if (d[i].ct)
+            return glex_error(GLEX_EINVAL,
+                              "descriptor %zu: ct=1 before the end of a list of %zu (a list is "
+                              "one sequence)", i, n);
+    return GLEX_OK;
+}
+
+/* room for n more entries in the DQ, or GLEX_EAGAIN */
+static int dq_room(const glex_vp_t *vp, size_t n, uint32_t *tail)
+{
+    const glex_vp_shm_t *s = vp->shm;
     uint32_t head = atomic_load_explicit(&s->dq_head, memory_order_acquire);
-    uint32_t tail = atomic_load_explicit(&s->dq_tail, memory_order_relaxed);
-    if ((uint64_t)(tail - head) + n > f->p.dq_depth)
+    *tail = atomic_load_explicit(&s->dq_tail, memory_order_relaxed);
+    if ((uint64_t)(*tail - head) + n > vp->f->p.dq_depth)
         return glex_error(GLEX_EAGAIN, "DQ of vp %u full: %u queued + %zu > depth %u", vp->index,
-                          tail - head, n, f->p.dq_depth);
+                          *tail - head, n, vp->f->p.dq_depth);
+    return GLEX_OK;
+}
+
+int glex_vp_post_list(glex_vp_t *vp, const glex_desc_t *d, uint32_t n,
+                      const glex_post_regs_t *regs)
+{
+    if (!vp || !vp->shm)
+        return glex_error(GLEX_EINVAL, "post on a VP that is not open");
+    if (!d || !n || !regs)
+        return glex_error(GLEX_EINVAL, "list post of %u descriptors%s%s: allowed a non-empty list",
+                          n, d ? "" : " at null", regs ? "" : " without registers");
+    uint32_t tail;
+    int rc = dq_room(vp, 1, &tail);
+    if (rc)
+        return rc;
+    glex_desc_t *q = &vp->dq[tail % vp->f->p.dq_depth];
+    q->kind = GLEX_DQ_LIST;
+    q->ch = q->ct = 1;
+    q->local_addr = (uint64_t)(uintptr_t)d;
+    q->count = n;
+    memcpy(q->data, regs, sizeof *regs);
+    atomic_store_explicit(&vp->shm->dq_tail, tail + 1, memory_order_release);
+    atomic_fetch_add_explicit(&vp->shm->desc_posted, n, memory_order_relaxed);
+    glex_engine_kick(vp->f);
+    return GLEX_OK;
+}
+
+int glex_vp_post(glex_vp_t *vp, const glex_desc_t *d, size_t n)
+{
+    if (!vp || !vp->shm)
+        return glex_error(GLEX_EINVAL, "post on a VP that is not open");
+    if (n == 0)
+        return GLEX_OK;
+    if (!d)
+        return glex_error(GLEX_EINVAL, "null descriptor array with n=%zu", n);
+    glex_fabric_t *f = vp->f;
+    int rc = check_seqs(vp, d, n);
+    if (rc)
+        return rc;
+    glex_vp_shm_t *s = vp->shm;
+    uint32_t tail;
+    if ((rc = dq_room(vp, n, &tail)))
+        return rc;
     for (size_t i = 0; i < n; i++)
         memcpy(&vp->dq[(tail + i) % f->p.dq_depth], &d[i], sizeof d[i]);
     atomic_store_explicit(&s->dq_tail, tail + (uint32_t)n, memory_order_release);

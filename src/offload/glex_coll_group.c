@@ -88,8 +88,7 @@ glex_algo_t glex_algo_auto(const glex_group_t *g, const glex_coll_args_t *a)
 {
     uint64_t bytes = a->count * glex_type_size(a->type);
     uint32_t n = g->size;
-    if (a->blocking && glex_algo_fits(g, a, GLEX_ALGO_DIRECT))
-        return GLEX_ALGO_DIRECT;
+    /* never 'direct': it runs outside the NIC model (a named baseline only) */
     switch (a->kind) {
     case GLEX_COLL_BCAST:
         return (bytes < 16384 || n <= 2 || a->count < 2) ? GLEX_ALGO_BINOMIAL
@@ -193,7 +192,6 @@ void glex_group_free(glex_group_t *g)
         }
     glex_direct_free(g);
     free(g->spare);
-    free(g->postbuf);
     free(g->nodes);
     free(g->vps);
     free(g);
@@ -274,6 +272,11 @@ static int compile(glex_group_t *g, const glex_coll_args_t *a, glex_plan_t *p)
     s.d[0].ch = 1;
     s.d[s.n - 1].ct = 1;
     s.d[s.n - 1].coll_end_flag = 1;
+    /* checked once here: every call posts the plan by reference */
+    if ((s.err = glex_list_check(g->vp, s.d, s.n))) {
+        free(s.d);
+        return s.err;
+    }
     p->d = s.d;
     p->n = s.n;
     p->tmp_bytes = s.tmp_bytes;

@@ -10,9 +10,8 @@
 
 /* buffer references inside plan templates: tag in the top byte, byte offset below */
 enum { BUF_NONE = 0, BUF_SEND = 1, BUF_RECV = 2, BUF_TMP = 3 };
-#define REF(buf, off) (((uint64_t)(buf) << 56) | (uint64_t)(off))
-#define REF_BUF(r) ((unsigned)((r) >> 56))
-#define REF_OFF(r) ((r) & ((1ull << 56) - 1))
+/* (the NIC's base registers of a post by reference: glex_vp_post_list) */
+#define REF(buf, off) GLEX_ADDR_REL(buf, off)
 
 typedef struct glex_plan_sig {
     int kind, algo, host, inplace;
@@ -49,8 +48,6 @@ struct glex_group {
     uint32_t nplans, max_plans; /* GLEX_COLL_PLAN_CACHE */
     uint64_t use_clock;
     uint64_t seg_bytes;   /* pipelining segment (GLEX_COLL_SEGMENT_KB) */
-    glex_desc_t *postbuf; /* relocated copy of a plan being posted */
-    uint32_t postcap;
     glex_direct_t *direct; /* direct path (glex_coll_direct.c) */
     int direct_state;      /* 0 not set up yet, 1 on, -1 off (a member had no mailbox) */
     struct glex_req *spare; /* a finished direct-path request kept for the next call */

@@ -20,7 +20,7 @@ struct glex_req {
     int job;
     uint32_t step;       /* host mode: next descriptor to post */
     uint64_t key;
-    void *bases[4];
+    uint64_t bases[4];
     void *tmp;
     int direct;          /* a direct-path call (dc), no plan */
     struct glex_req *dnext; /* next direct call in flight on the group */
@@ -86,36 +86,15 @@ int glex_coll_resolve(const glex_group_t *g, const glex_coll_args_t *a, glex_alg
     return GLEX_OK;
 }
 
-static uint64_t relocate(const glex_req_t *r, uint64_t ref)
-{
-    if (!ref)
-        return 0;
-    return (uint64_t)(uintptr_t)r->bases[REF_BUF(ref)] + REF_OFF(ref);
-}
-
-/* post descriptors [from, from+n) of the plan; returns GLEX_EAGAIN when the DQ is full */
+/* post descriptors [from, from+n) of the plan by reference (one sequence,
+ * no copy); GLEX_EAGAIN when the DQ is full */
 static int post_range(glex_req_t *r, uint32_t from, uint32_t n)
 {
-    glex_group_t *g = r->g;
-    if (n > g->postcap) {
-        glex_desc_t *nb = realloc(g->postbuf, sizeof *nb * n);
-        if (!nb)
-            return glex_error(GLEX_ENOMEM, "out of memory posting %u descriptors", n);
-        g->postbuf = nb;
-        g->postcap = n;
-    }
-    glex_desc_t *d = g->postbuf;
-    for (uint32_t i = 0; i < n; i++) {
-        const glex_desc_t *t = &r->plan->d[from + i];
-        d[i] = *t;
-        d[i].job_id = (uint8_t)r->job;
-        d[i].local_addr = relocate(r, t->local_addr);
-        d[i].recv_addr = relocate(r, t->recv_addr);
-        d[i].cookie = (uint64_t)(uintptr_t)r;
-        if (r->host)
-            d[i].ch = d[i].ct = d[i].coll_end_flag = 1;
-    }
-    return glex_vp_post(g->vp, d, n);
+    glex_post_regs_t regs;
+    memcpy(regs.base, r->bases, sizeof regs.base);
+    regs.cookie = (uint64_t)(uintptr_t)r;
+    regs.job_id = (uint8_t)r->job;
+    return glex_vp_post_list(r->g->vp, &r->plan->d[from], n, &regs);
 }
 
 static void finish(glex_req_t *r, int status)
@@ -277,8 +256,8 @@ int glex_coll_start(glex_group_t *g, const glex_coll_args_t *a, glex_req_t **out
     r->host = a->host_mode != 0;
     r->job = -1;
     r->key = mix64(g->key ^ mix64(g->calls++));
-    r->bases[BUF_SEND] = a->sendbuf == GLEX_IN_PLACE ? NULL : (void *)(uintptr_t)a->sendbuf;
-    r->bases[BUF_RECV] = a->recvbuf;
+    r->bases[BUF_SEND] = a->sendbuf == GLEX_IN_PLACE ? 0 : (uint64_t)(uintptr_t)a->sendbuf;
+    r->bases[BUF_RECV] = (uint64_t)(uintptr_t)a->recvbuf;
     if (p->tmp_bytes) {
         r->tmp = p->ntmp ? p->tmp_free[--p->ntmp] : malloc(p->tmp_bytes);
         if (!r->tmp) {
@@ -288,7 +267,7 @@ int glex_coll_start(glex_group_t *g, const glex_coll_args_t *a, glex_req_t **out
                               (unsigned long long)p->tmp_bytes);
         }
     }
-    r->bases[BUF_TMP] = r->tmp;
+    r->bases[BUF_TMP] = (uint64_t)(uintptr_t)r->tmp;
     advance(r);
     *out = r;
     return GLEX_OK;
@@ -334,14 +313,22 @@ int glex_coll_run(glex_group_t *g, const glex_coll_args_t *a)
     glex_req_t *r;
     glex_coll_args_t b = *a;
     /* waited for at once: a call that names the direct path may run it
-     * ('auto' takes it only when the caller sets blocking itself) */
+     * ('auto' never takes it) */
     if (b.algo == GLEX_ALGO_DIRECT)
         b.blocking = 1;
+    /* this thread drives the call from its post on: the post does not wake
+     * the engine thread */
+    glex_host_wait_begin(g->f);
     int rc = glex_coll_start(g, &b, &r);
+    int direct = !rc && r->direct;
+    if (rc || direct) /* the direct path leaves the engine thread alone */
+        glex_host_wait_end(g->f);
     if (rc)
         return rc;
     rc = glex_coll_wait(r);
     glex_coll_req_free(r);
+    if (!direct)
+        glex_host_wait_end(g->f);
     return rc;
 }
 

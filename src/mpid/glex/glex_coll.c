@@ -195,16 +195,25 @@ static int blocking_done(void *arg)
 static int run(MPIR_Comm * comm, const glex_coll_args_t * a, MPIR_Errflag_t * errflag)
 {
     wait_t w = { 0 };
+    glex_fabric_t *f = MPIDI_GLEX_global.fabric;
+    /* this thread drives the call from its post on: the post does not wake
+     * the engine thread */
+    glex_host_wait_begin(f);
     int rc = glex_coll_start(MPIDI_GLEX_COMM(comm).group, a, &w.greq);
+    int direct = !rc && glex_coll_req_algo(w.greq) == GLEX_ALGO_DIRECT;
+    if (rc || direct)   /* the direct path runs outside the NIC model: its engine thread
+                         * goes on serving point-to-point meanwhile */
+        glex_host_wait_end(f);
     if (rc)
         return coll_error(rc, a->kind, errflag);
     /* no time limit; a direct-path call needs no engine progress (the engine
      * thread goes on serving point-to-point meanwhile) */
-    glex_wait_until_flags(MPIDI_GLEX_global.fabric, blocking_done, &w, -1,
-                          glex_coll_req_algo(w.greq) == GLEX_ALGO_DIRECT ? GLEX_WAIT_NO_ENGINE : 0);
+    glex_wait_until_flags(f, blocking_done, &w, -1, direct ? GLEX_WAIT_NO_ENGINE : 0);
     if (!w.done)   /* a point-to-point error interrupted the wait: finish the call */
         w.rc = glex_coll_wait(w.greq);
     glex_coll_req_free(w.greq);
+    if (!direct)
+        glex_host_wait_end(f);
     if (w.rc)
         return coll_error(w.rc, a->kind, errflag);
     return w.mpi_errno;
