@@ -266,6 +266,12 @@ int glex_wait_until_flags(glex_fabric_t *f, int (*done)(void *), void *arg, int 
 /* Returns a JobID 0..255 (>= 0) or GLEX_EAGAIN when all 256 are in use. */
 int glex_job_acquire(glex_fabric_t *f, uint64_t key, uint32_t members);
 void glex_job_release(glex_fabric_t *f, int job_id);
+/* A JobID held for a long-lived group of tasks that never overlap on a
+ * member (a communicator's blocking collectives), agreed once by key like
+ * glex_job_acquire: every member gets the same answer, a JobID (>= 0) or
+ * GLEX_ENOENT when half of the 256 are leased already (the group then takes
+ * a JobID per task).  Each member releases it with glex_job_release. */
+int glex_job_lease(glex_fabric_t *f, uint64_t key, uint32_t members);
 
 /* ---- counters ---- */
 typedef struct glex_vp_counters {

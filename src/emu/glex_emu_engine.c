@@ -22,11 +22,8 @@ typedef struct glex_task {
     uint32_t job, unit, n, cur;
     uint32_t tag;                     /* job | generation << 8: the keys' JobID part */
     const glex_desc_t *list;          /* the sequence: the host's list, or own */
-    glex_desc_t *own;                 /* a copy of a sequence posted whole (kept for reuse) */
-    uint32_t owncap;
     int rel;                          /* posted by reference: regs apply */
     glex_post_regs_t regs;
-    glex_desc_t cd;                   /* the current descriptor, relocated (rel) */
     int32_t status;
     uint64_t last_progress;
     uint64_t now;        /* clock of the current engine pass */
@@ -46,6 +43,10 @@ typedef struct glex_task {
     uint32_t s_frag;
     int s_have_credit;
     glex_ctrl_t s_credit;
+    /* kept when the task is reused (everything above is cleared) */
+    glex_desc_t *own;                 /* a copy of a sequence posted whole */
+    uint32_t owncap;
+    glex_desc_t cd;                   /* the current descriptor, relocated (rel) */
 } glex_task_t;
 
 struct glex_engine {
@@ -63,6 +64,7 @@ struct glex_engine {
      * will not drive itself, and when a host stops waiting with tasks left. */
     _Atomic uint32_t bell;
     _Atomic uint32_t on_bell; /* the engine thread sleeps on bell */
+    _Atomic uint32_t running; /* the engine thread has started */
     uint64_t rng;
     uint8_t *p2p_blocked; /* per VP, this pass: an MP/RDMA task could not finish */
 };
@@ -626,11 +628,7 @@ static glex_task_t *task_get(glex_engine_t *e)
     if (!t)
         return calloc(1, sizeof *t);
     e->spare = t->next;
-    glex_desc_t *own = t->own;
-    uint32_t owncap = t->owncap;
-    memset(t, 0, offsetof(glex_task_t, cd));
-    t->own = own;
-    t->owncap = owncap;
+    memset(t, 0, offsetof(glex_task_t, own));
     return t;
 }
 
@@ -815,6 +813,8 @@ static void *engine_main(void *arg)
 {
     glex_fabric_t *f = arg;
     glex_engine_t *e = f->eng;
+    atomic_store(&e->running, 1);
+    glex_futex_wake(&e->running, 1, false);
     while (!atomic_load(&e->stop)) {
         uint32_t bell = atomic_load(&e->bell);
         int busy = 1, work = 0;
@@ -868,7 +868,12 @@ int glex_engine_start(glex_fabric_t *f)
     if (rc)
         return glex_error(GLEX_ESYS, "cannot start the engine thread: %s", strerror(rc));
     e->have_thread = 1;
-    return glex_place_engine_thread(f, e->th);
+    rc = glex_place_engine_thread(f, e->th);
+    /* the thread's first run happens here, in the job's set-up, not in the
+     * middle of its first calls (on a busy machine it waits for a core) */
+    while (!atomic_load(&e->running))
+        glex_futex_wait(&e->running, 0, 100, false);
+    return rc;
 }
 
 void glex_engine_stop(glex_fabric_t *f)

@@ -22,6 +22,8 @@ static void layout(glex_shm_header_t *h, const glex_params_t *p, uint32_t nnodes
     uint64_t nvps = (uint64_t)nnodes * p->vps_per_node;
     uint64_t off = ALIGN(sizeof(glex_shm_header_t), 4096);
     h->entry_size = ALIGN(sizeof(glex_pkt_hdr_t) + p->inline_max, 64);
+    /* one byte a bucket of the packet buffer (its over count), as many bytes as
+     * a bit a slot would take */
     h->table_words = (p->table_slots + 63) / 64;
     h->ram_pages = p->unit_buffer_kb * 1024u / GLEX_PAGE;
     h->jobs_per_unit = glex_jobs_per_unit(p);
@@ -456,17 +458,21 @@ static glex_job_index_t *job_find(glex_shm_header_t *h, uint64_t key)
         glex_job_index_t *x = &h->job_index[i];
         if (!x->job1)
             return x; /* empty: key is not there; a new entry goes here */
+        if (x->key != key)
+            continue;
+        if (x->job1 == GLEX_JOB_NOLEASE)
+            return x;
         const glex_job_slot_t *s = &h->jobs[x->job1 - 1];
-        if (x->key == key && s->joined < s->members)
+        if (s->joined < s->members)
             return x;
     }
 }
 
-/* remove the entry of JobID job (key) keeping every probe chain intact */
-static void job_unindex(glex_shm_header_t *h, uint64_t key, uint32_t job)
+/* remove the entry (key, job1) keeping every probe chain intact */
+static void job_unindex(glex_shm_header_t *h, uint64_t key, uint32_t job1)
 {
     uint32_t i = job_home(key);
-    while (h->job_index[i].job1 != job + 1)
+    while (h->job_index[i].job1 != job1 || h->job_index[i].key != key)
         i = (i + 1) % GLEX_JOB_INDEX;
     for (uint32_t k = i;;) {
         k = (k + 1) % GLEX_JOB_INDEX;
@@ -488,21 +494,38 @@ void glex_jobs_init(glex_shm_header_t *h)
         h->job_free[w] = ~0ull;
 }
 
-int glex_job_acquire(glex_fabric_t *f, uint64_t key, uint32_t members)
+/* join or take the JobID of key (under job_lock): the JobID, or -1 when none
+ * is free; lease: take one only while fewer than GLEX_MAX_LEASES are leased,
+ * else record the refusal for the other members (GLEX_ENOENT) */
+static int job_take(glex_shm_header_t *h, uint64_t key, uint32_t members, int lease)
 {
-    glex_shm_header_t *h = f->hdr;
     int id = -1;
-    if (members == 0)
-        return glex_error(GLEX_EINVAL, "members=0 is out of range 1..%u", GLEX_MAX_NODES);
-    glex_lock(&h->job_lock);
     glex_job_index_t *x = job_find(h, key);
+    if (x->job1 == GLEX_JOB_NOLEASE) {
+        if (++x->seen >= members)
+            job_unindex(h, key, GLEX_JOB_NOLEASE);
+        return GLEX_ENOENT;
+    }
     if (x->job1) {
         id = (int)x->job1 - 1;
         h->jobs[id].joined++;
+    } else if (lease && h->leases >= GLEX_MAX_LEASES) {
+        if (members > 1) { /* the other members must get the same answer */
+            x->key = key;
+            x->job1 = GLEX_JOB_NOLEASE;
+            x->seen = 1;
+        }
+        return GLEX_ENOENT;
     } else {
         for (uint32_t w = 0; w < GLEX_MAX_JOBS / 64 && id < 0; w++)
             if (h->job_free[w])
                 id = (int)(w * 64 + (uint32_t)__builtin_ctzll(h->job_free[w]));
+        if (id < 0 && lease && members > 1) { /* none free: the same answer for all */
+            x->key = key;
+            x->job1 = GLEX_JOB_NOLEASE;
+            x->seen = 1;
+            return GLEX_ENOENT;
+        }
         if (id >= 0) { /* the lowest free JobID, as before the index */
             h->job_free[id / 64] &= ~(1ull << (id % 64));
             glex_job_slot_t *s = &h->jobs[id];
@@ -511,14 +534,40 @@ int glex_job_acquire(glex_fabric_t *f, uint64_t key, uint32_t members)
             s->joined = 1;
             s->left = 0;
             s->used = 1;
+            s->lease = (uint32_t)lease;
+            h->leases += (uint32_t)lease;
             atomic_store(&s->gen, (atomic_load(&s->gen) + 1) & 0xffffu);
             x->key = key;
             x->job1 = (uint32_t)id + 1;
         }
     }
+    return id;
+}
+
+int glex_job_acquire(glex_fabric_t *f, uint64_t key, uint32_t members)
+{
+    glex_shm_header_t *h = f->hdr;
+    if (members == 0)
+        return glex_error(GLEX_EINVAL, "members=0 is out of range 1..%u", GLEX_MAX_NODES);
+    glex_lock(&h->job_lock);
+    int id = job_take(h, key, members, 0);
     glex_unlock(&h->job_lock);
     if (id < 0)
         return glex_error(GLEX_EAGAIN, "all %u JobIDs are in use", GLEX_MAX_JOBS);
+    return id;
+}
+
+int glex_job_lease(glex_fabric_t *f, uint64_t key, uint32_t members)
+{
+    glex_shm_header_t *h = f->hdr;
+    if (members == 0)
+        return glex_error(GLEX_EINVAL, "members=0 is out of range 1..%u", GLEX_MAX_NODES);
+    glex_lock(&h->job_lock);
+    int id = job_take(h, key, members, 1);
+    glex_unlock(&h->job_lock);
+    if (id < 0)
+        return glex_error(GLEX_ENOENT, "no JobID to lease (%u of %u may be leased): this "
+                          "group takes one per task", GLEX_MAX_LEASES, GLEX_MAX_JOBS);
     return id;
 }
 
@@ -531,8 +580,10 @@ void glex_job_release(glex_fabric_t *f, int job_id)
     glex_lock(&h->job_lock);
     if (s->used && ++s->left >= s->members) {
         s->used = 0;
-        job_unindex(h, s->key, (uint32_t)job_id);
+        job_unindex(h, s->key, (uint32_t)job_id + 1);
         h->job_free[job_id / 64] |= 1ull << (job_id % 64);
+        h->leases -= s->lease;
+        s->lease = 0;
     }
     glex_unlock(&h->job_lock);
 }

@@ -52,10 +52,15 @@ static inline glex_key_t glex_make_key(uint32_t jobgen, uint32_t node, uint32_t 
     return k;
 }
 
+enum { GLEX_SLOT_EMPTY = 0, GLEX_SLOT_BUSY = 1, GLEX_SLOT_FULL = 2 };
+#define GLEX_BUCKET 8u /* hash-buffer slots a bucket */
+#define GLEX_REACH 8u  /* buckets a packet may go to: its home and the next 7 */
+
 typedef struct glex_pkt_hdr {
     glex_key_t key;
     uint16_t len;
-    uint16_t pad;
+    _Atomic uint8_t state; /* GLEX_SLOT_*: claimed by CAS, published with release */
+    uint8_t pad;
 } glex_pkt_hdr_t; /* 16 bytes; payload follows */
 
 /* a DATA packet with this fragment number announces a pulsed send's size
@@ -72,8 +77,8 @@ typedef struct glex_ctrl {
 
 /* ---- shared memory structures ---- */
 typedef struct glex_unit_shm {
-    glex_lock_t lock;
-    uint32_t used;        /* valid table slots */
+    glex_lock_t lock;     /* the RAM pool (the packet buffer takes no lock) */
+    _Atomic uint32_t used; /* table slots claimed */
     uint32_t pool_used;   /* borrowed pool pages */
     _Atomic uint64_t packets_buffered, hash_probes, table_high_water;
     _Atomic uint64_t ram_high_water, credit_stalls, trigger_waits, tasks_admitted;
@@ -114,15 +119,17 @@ typedef struct glex_job_slot {
     uint32_t members, joined, left;
     uint32_t used;
     _Atomic uint32_t gen; /* 16 bits used: bumped each time the JobID is taken anew */
-    uint32_t pad;
+    uint32_t lease;       /* held by a group for its life (glex_job_lease) */
 } glex_job_slot_t;
 
 #define GLEX_JOB_INDEX (2u * GLEX_MAX_JOBS)
 typedef struct glex_job_index {
     uint64_t key;
-    uint32_t job1; /* JobID + 1; 0 = empty entry */
-    uint32_t pad;
+    uint32_t job1; /* JobID + 1; 0 = empty entry; GLEX_JOB_NOLEASE: a lease refused */
+    uint32_t seen; /* GLEX_JOB_NOLEASE: members that have read the refusal */
 } glex_job_index_t;
+#define GLEX_JOB_NOLEASE (GLEX_MAX_JOBS + 1u)
+#define GLEX_MAX_LEASES (GLEX_MAX_JOBS / 2u) /* the other half serves per-call tasks */
 
 typedef struct glex_shm_header {
     uint64_t magic;
@@ -149,6 +156,8 @@ typedef struct glex_shm_header {
      * task's key to its JobID (open addressing, backward-shift deletion), so
      * that agreeing on a JobID costs a probe or two, not a scan */
     uint64_t job_free[GLEX_MAX_JOBS / 64];
+    uint32_t leases; /* JobIDs held as leases */
+    uint32_t lease_pad;
     glex_job_index_t job_index[GLEX_JOB_INDEX];
 } glex_shm_header_t;
 

@@ -1,8 +1,11 @@
-/* glex_emu_place.c - engine thread placement with hwloc.
- * GLEX_ENGINE_BIND: process (default) = the cpuset the host process is bound
+/* glex_emu_place.c - engine thread placement (hwloc for rr and pu:N).
+ * GLEX_ENGINE_BIND: process (default) = the CPU set the host thread is bound
  * to; rr = PU (node id mod number of PUs); pu:N = logical PU N; none. */
+#define _GNU_SOURCE
 #include "glex_emu_internal.h"
 
+#include <pthread.h>
+#include <sched.h>
 #include <hwloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,16 +49,22 @@ int glex_place_engine_thread(glex_fabric_t *f, pthread_t th)
         return glex_place_check_env();
     if (pol == 1)
         return GLEX_OK;
+    if (pol == 0) {
+        /* the host thread's own CPU set, without loading a topology: hwloc's
+         * load moves the calling thread over every PU to read it, which here
+         * cost the first calls of a job milliseconds */
+        cpu_set_t set;
+        if (!sched_getaffinity(0, sizeof set, &set))
+            pthread_setaffinity_np(th, sizeof set, &set);
+        return GLEX_OK;
+    }
     hwloc_topology_t topo;
     if (hwloc_topology_init(&topo) || hwloc_topology_load(topo))
         return GLEX_OK; /* no topology: leave the thread where the OS puts it */
     hwloc_bitmap_t set = hwloc_bitmap_alloc();
     int npu = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
     int rc = GLEX_OK;
-    if (pol == 0) {
-        if (hwloc_get_cpubind(topo, set, HWLOC_CPUBIND_PROCESS))
-            hwloc_bitmap_copy(set, hwloc_topology_get_allowed_cpuset(topo));
-    } else {
+    {
         int idx = pol == 2 ? (int)(f->node % (uint32_t)(npu > 0 ? npu : 1)) : pu;
         hwloc_obj_t o = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PU, (unsigned)idx);
         if (!o)

@@ -1,6 +1,6 @@
 /* glex_emu_table.c - the trigger unit's packet buffer: a hash table keyed by
- * JobID+NodeID+VP+SeqID (open addressing, linear probing, valid bitmap, 10%
- * of the slots kept free), and the unit RAM that backs pulsed credits. */
+ * JobID+NodeID+VP+SeqID (buckets of slots claimed without a lock, 10% of the
+ * slots kept free), and the unit RAM that backs pulsed credits. */
 #include "glex_emu_internal.h"
 
 #include <string.h>
@@ -15,41 +15,88 @@ static inline uint64_t mix(uint64_t x)
     return x;
 }
 
-static inline uint32_t home_slot(glex_key_t k, uint32_t slots)
-{
-    return (uint32_t)(mix(k.hi ^ ((uint64_t)k.lo << 48) ^ ((uint64_t)k.lo >> 16)) % slots);
-}
-
 static inline int bit_get(const uint64_t *bm, uint32_t i) { return (bm[i >> 6] >> (i & 63)) & 1; }
 static inline void bit_set(uint64_t *bm, uint32_t i) { bm[i >> 6] |= 1ull << (i & 63); }
 static inline void bit_clr(uint64_t *bm, uint32_t i) { bm[i >> 6] &= ~(1ull << (i & 63)); }
 static inline int key_eq(glex_key_t a, glex_key_t b) { return a.hi == b.hi && a.lo == b.lo; }
+
+/* ---- the packet buffer, without a lock ----
+ * Slots are grouped in buckets of GLEX_BUCKET.  A packet goes to a free slot
+ * of its key's home bucket, else of one of the next GLEX_REACH - 1 buckets
+ * (it is then "displaced", and the home bucket's over count says so).  A slot
+ * is claimed by compare-and-swap of its state byte (EMPTY -> BUSY), written,
+ * then published (FULL, release order), so senders never take a lock and a
+ * small packet touches the one or two cache lines of its slot.  Only the
+ * owning node's engine takes packets out (BUSY while it copies, then EMPTY);
+ * a lookup reads the home bucket, and the next ones only while the home's
+ * over count is not zero.  No chain runs through a slot, so a slot is simply
+ * emptied: no tombstones, no shifting. */
+
+static inline uint32_t nbuckets(const glex_fabric_t *f)
+{
+    return (f->p.table_slots + GLEX_BUCKET - 1) / GLEX_BUCKET;
+}
+
+static inline uint32_t home_bucket(glex_key_t k, uint32_t nb)
+{
+    return (uint32_t)(mix(k.hi ^ ((uint64_t)k.lo << 48) ^ ((uint64_t)k.lo >> 16)) % nb);
+}
 
 static inline glex_pkt_hdr_t *entry(uint8_t *tab, uint32_t esz, uint32_t i)
 {
     return (glex_pkt_hdr_t *)(tab + (size_t)i * esz);
 }
 
-static void remove_slot(glex_unit_shm_t *u, uint64_t *bm, uint8_t *tab, uint32_t esz,
-                        uint32_t slots, uint32_t i);
-
-/* Drop packets of an earlier use of their JobID (left by a failed task:
- * the generation in their key is not the JobID's current one).  Called with
- * the unit locked when the table is full; returns how many went. */
-static uint32_t sweep_stale(glex_fabric_t *f, glex_unit_shm_t *u, uint64_t *bm, uint8_t *tab)
+/* per-bucket count of packets homed there but kept in a later bucket (one
+ * byte a bucket, in the unit's bitmap area) */
+static inline _Atomic uint8_t *over_counts(glex_fabric_t *f, uint32_t node, uint32_t unit)
 {
-    uint32_t slots = f->p.table_slots, esz = f->hdr->entry_size, n = 0;
-    for (uint32_t i = 0; i < slots;) {
-        glex_pkt_hdr_t *e = entry(tab, esz, i);
-        uint32_t job = (uint32_t)(e->key.hi >> 40) & 0xffu, gen = (uint32_t)(e->key.hi >> 48);
-        if (bit_get(bm, i) && gen != atomic_load(&f->hdr->jobs[job].gen)) {
-            remove_slot(u, bm, tab, esz, slots, i); /* slot i may now hold a shifted entry */
+    return (_Atomic uint8_t *)glex_unit_bitmap(f, node, unit);
+}
+
+/* the slots of bucket b: [*lo, *hi) */
+static inline void bucket_slots(const glex_fabric_t *f, uint32_t b, uint32_t *lo, uint32_t *hi)
+{
+    *lo = b * GLEX_BUCKET;
+    *hi = *lo + GLEX_BUCKET < f->p.table_slots ? *lo + GLEX_BUCKET : f->p.table_slots;
+}
+
+/* empty a slot the caller owns (state BUSY); home is the bucket its key hashes to */
+static void release_slot(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_pkt_hdr_t *e,
+                         uint32_t bucket, uint32_t home)
+{
+    if (bucket != home)
+        atomic_fetch_sub_explicit(&over_counts(f, node, unit)[home], 1, memory_order_relaxed);
+    atomic_store_explicit(&e->state, GLEX_SLOT_EMPTY, memory_order_release);
+    atomic_fetch_sub_explicit(&glex_unit_shm(f, node, unit)->used, 1, memory_order_relaxed);
+}
+
+/* Drop packets of an earlier use of their JobID (left by a failed task: the
+ * generation in their key is not the JobID's current one).  Called by a
+ * sender that found the buffer full; returns how many went. */
+static uint32_t sweep_stale(glex_fabric_t *f, uint32_t node, uint32_t unit)
+{
+    uint8_t *tab = glex_unit_table(f, node, unit);
+    uint32_t esz = f->hdr->entry_size, nb = nbuckets(f), n = 0;
+    for (uint32_t b = 0; b < nb; b++) {
+        uint32_t lo, hi;
+        bucket_slots(f, b, &lo, &hi);
+        for (uint32_t i = lo; i < hi; i++) {
+            glex_pkt_hdr_t *e = entry(tab, esz, i);
+            uint8_t st = GLEX_SLOT_FULL;
+            if (atomic_load_explicit(&e->state, memory_order_acquire) != GLEX_SLOT_FULL)
+                continue;
+            uint32_t job = (uint32_t)(e->key.hi >> 40) & 0xffu, gen = (uint32_t)(e->key.hi >> 48);
+            if (gen == atomic_load(&f->hdr->jobs[job].gen))
+                continue;
+            if (!atomic_compare_exchange_strong(&e->state, &st, GLEX_SLOT_BUSY))
+                continue;
+            release_slot(f, node, unit, e, b, home_bucket(e->key, nb));
             n++;
-        } else {
-            i++;
         }
     }
-    atomic_fetch_add_explicit(&u->stale_dropped, n, memory_order_relaxed);
+    atomic_fetch_add_explicit(&glex_unit_shm(f, node, unit)->stale_dropped, n,
+                              memory_order_relaxed);
     return n;
 }
 
@@ -57,38 +104,62 @@ int glex_table_insert(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_key_t
                       const void *payload, uint32_t len)
 {
     glex_unit_shm_t *u = glex_unit_shm(f, node, unit);
-    uint64_t *bm = glex_unit_bitmap(f, node, unit);
     uint8_t *tab = glex_unit_table(f, node, unit);
-    uint32_t slots = f->p.table_slots, esz = f->hdr->entry_size;
-    uint32_t limit = glex_params_table_usable(&f->p);
-    uint32_t probes = 0;
+    uint32_t esz = f->hdr->entry_size, nb = nbuckets(f);
+    uint32_t limit = glex_params_table_usable(&f->p), probes = 0;
     if (len > f->p.inline_max)
         return glex_error(GLEX_EINVAL, "packet payload %u is out of range 0..%u", len,
                           f->p.inline_max);
-    glex_lock(&u->lock);
-    if (u->used >= limit && !sweep_stale(f, u, bm, tab)) { /* the caller parks, counts the stall */
-        glex_unlock(&u->lock);
+    uint32_t used = atomic_fetch_add_explicit(&u->used, 1, memory_order_relaxed) + 1;
+    if (used > limit) {
+        atomic_fetch_sub_explicit(&u->used, 1, memory_order_relaxed);
+        if (!sweep_stale(f, node, unit))
+            return GLEX_EAGAIN; /* the caller parks, counts the stall */
+        used = atomic_fetch_add_explicit(&u->used, 1, memory_order_relaxed) + 1;
+    }
+    uint32_t home = home_bucket(key, nb);
+    _Atomic uint8_t *over = over_counts(f, node, unit);
+    /* a packet of the same key still here (the sender's previous task's, not
+     * consumed yet): never overwrite, the sender retries */
+    int look_on = 1;
+    glex_pkt_hdr_t *slot = NULL;
+    uint32_t at = home;
+    for (uint32_t r = 0; r < GLEX_REACH && (look_on || !slot); r++) {
+        uint32_t b = (home + r) % nb, lo, hi;
+        bucket_slots(f, b, &lo, &hi);
+        for (uint32_t i = lo; i < hi; i++) {
+            glex_pkt_hdr_t *e = entry(tab, esz, i);
+            probes++;
+            uint8_t st = atomic_load_explicit(&e->state, memory_order_acquire);
+            if (st == GLEX_SLOT_FULL && key_eq(e->key, key)) {
+                if (slot)
+                    atomic_store_explicit(&slot->state, GLEX_SLOT_EMPTY, memory_order_release);
+                atomic_fetch_sub_explicit(&u->used, 1, memory_order_relaxed);
+                atomic_fetch_add_explicit(&u->hash_probes, probes, memory_order_relaxed);
+                return GLEX_EAGAIN;
+            }
+            if (st == GLEX_SLOT_EMPTY && !slot &&
+                atomic_compare_exchange_strong(&e->state, &st, GLEX_SLOT_BUSY)) {
+                slot = e;
+                at = b;
+            }
+        }
+        /* keys homed here may lie further on only while the over count says so */
+        if (r == 0)
+            look_on = atomic_load_explicit(&over[home], memory_order_acquire) != 0;
+    }
+    if (!slot) { /* every slot within reach is taken: the sender retries later */
+        atomic_fetch_sub_explicit(&u->used, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&u->hash_probes, probes, memory_order_relaxed);
         return GLEX_EAGAIN;
     }
-    uint32_t i = home_slot(key, slots);
-    for (;; i = (i + 1) % slots) {
-        probes++;
-        if (!bit_get(bm, i))
-            break;
-        if (key_eq(entry(tab, esz, i)->key, key)) { /* never overwrite: sender retries */
-            glex_unlock(&u->lock);
-            atomic_fetch_add_explicit(&u->hash_probes, probes, memory_order_relaxed);
-            return GLEX_EAGAIN;
-        }
-    }
-    glex_pkt_hdr_t *e = entry(tab, esz, i);
-    e->key = key;
-    e->len = (uint16_t)len;
+    slot->key = key;
+    slot->len = (uint16_t)len;
     if (len)
-        memcpy(e + 1, payload, len);
-    bit_set(bm, i);
-    uint32_t used = ++u->used;
-    glex_unlock(&u->lock);
+        memcpy(slot + 1, payload, len);
+    if (at != home)
+        atomic_fetch_add_explicit(&over[home], 1, memory_order_relaxed);
+    atomic_store_explicit(&slot->state, GLEX_SLOT_FULL, memory_order_release);
     if (used > atomic_load_explicit(&u->table_high_water, memory_order_relaxed))
         atomic_store_explicit(&u->table_high_water, used, memory_order_relaxed);
     atomic_fetch_add_explicit(&u->packets_buffered, 1, memory_order_relaxed);
@@ -96,68 +167,51 @@ int glex_table_insert(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_key_t
     return GLEX_OK;
 }
 
-/* remove slot i keeping every probe chain intact (backward shift) */
-static void remove_slot(glex_unit_shm_t *u, uint64_t *bm, uint8_t *tab, uint32_t esz,
-                        uint32_t slots, uint32_t i)
-{
-    uint32_t k = i;
-    for (;;) {
-        k = (k + 1) % slots;
-        if (!bit_get(bm, k))
-            break;
-        uint32_t h = home_slot(entry(tab, esz, k)->key, slots);
-        /* entry k may move to i only if its home is not in the cyclic range (i, k] */
-        int stays = (i <= k) ? (h > i && h <= k) : (h > i || h <= k);
-        if (stays)
-            continue;
-        memcpy(entry(tab, esz, i), entry(tab, esz, k), esz);
-        i = k;
-    }
-    bit_clr(bm, i);
-    u->used--;
-}
-
 int glex_table_take(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_key_t key,
                     void *payload, uint32_t cap)
 {
-    glex_unit_shm_t *u = glex_unit_shm(f, node, unit);
-    uint64_t *bm = glex_unit_bitmap(f, node, unit);
     uint8_t *tab = glex_unit_table(f, node, unit);
-    uint32_t slots = f->p.table_slots, esz = f->hdr->entry_size, probes = 0;
-    int len = -1;
-    glex_lock(&u->lock);
-    for (uint32_t i = home_slot(key, slots);; i = (i + 1) % slots) {
-        probes++;
-        if (!bit_get(bm, i))
-            break;
-        glex_pkt_hdr_t *e = entry(tab, esz, i);
-        if (key_eq(e->key, key)) {
-            len = e->len < cap ? e->len : (int)cap;
+    uint32_t esz = f->hdr->entry_size, nb = nbuckets(f);
+    uint32_t home = home_bucket(key, nb);
+    int look_on = 1;
+    for (uint32_t r = 0; r < GLEX_REACH && look_on; r++) {
+        uint32_t b = (home + r) % nb, lo, hi;
+        bucket_slots(f, b, &lo, &hi);
+        for (uint32_t i = lo; i < hi; i++) {
+            glex_pkt_hdr_t *e = entry(tab, esz, i);
+            uint8_t st = GLEX_SLOT_FULL;
+            if (atomic_load_explicit(&e->state, memory_order_acquire) != GLEX_SLOT_FULL ||
+                !key_eq(e->key, key) ||
+                !atomic_compare_exchange_strong(&e->state, &st, GLEX_SLOT_BUSY))
+                continue;
+            int len = e->len < cap ? e->len : (int)cap;
             memcpy(payload, e + 1, (size_t)len);
-            remove_slot(u, bm, tab, esz, slots, i);
-            break;
+            release_slot(f, node, unit, e, b, home);
+            return len;
         }
+        if (r == 0)
+            look_on = atomic_load_explicit(&over_counts(f, node, unit)[home],
+                                           memory_order_acquire) != 0;
     }
-    glex_unlock(&u->lock);
-    atomic_fetch_add_explicit(&u->hash_probes, probes, memory_order_relaxed);
-    return len;
+    return -1;
 }
 
 void glex_table_purge(glex_fabric_t *f, uint32_t node, uint32_t unit, uint32_t job, uint32_t dvp)
 {
-    glex_unit_shm_t *u = glex_unit_shm(f, node, unit);
-    uint64_t *bm = glex_unit_bitmap(f, node, unit);
     uint8_t *tab = glex_unit_table(f, node, unit);
-    uint32_t slots = f->p.table_slots, esz = f->hdr->entry_size;
-    glex_lock(&u->lock);
-    for (uint32_t i = 0; i < slots;) {
-        glex_pkt_hdr_t *e = entry(tab, esz, i);
-        if (bit_get(bm, i) && ((e->key.hi >> 40) & 0xffu) == job && (e->key.lo & 0x7ffu) == dvp)
-            remove_slot(u, bm, tab, esz, slots, i); /* slot i may now hold a shifted entry */
-        else
-            i++;
+    uint32_t esz = f->hdr->entry_size, nb = nbuckets(f);
+    for (uint32_t b = 0; b < nb; b++) {
+        uint32_t lo, hi;
+        bucket_slots(f, b, &lo, &hi);
+        for (uint32_t i = lo; i < hi; i++) {
+            glex_pkt_hdr_t *e = entry(tab, esz, i);
+            uint8_t st = GLEX_SLOT_FULL;
+            if (atomic_load_explicit(&e->state, memory_order_acquire) == GLEX_SLOT_FULL &&
+                ((e->key.hi >> 40) & 0xffu) == job && (e->key.lo & 0x7ffu) == dvp &&
+                atomic_compare_exchange_strong(&e->state, &st, GLEX_SLOT_BUSY))
+                release_slot(f, node, unit, e, b, home_bucket(e->key, nb));
+        }
     }
-    glex_unlock(&u->lock);
 }
 
 /* ---- unit RAM: guaranteed per-(JobID, VP) area + a shared pool ---- */

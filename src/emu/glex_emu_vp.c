@@ -213,7 +213,7 @@ int glex_unit_counters(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_unit
     c->packets_buffered = atomic_load(&u->packets_buffered);
     c->hash_probes = atomic_load(&u->hash_probes);
     c->table_high_water = atomic_load(&u->table_high_water);
-    c->table_used = u->used;
+    c->table_used = atomic_load(&u->used);
     c->ram_high_water_kb = atomic_load(&u->ram_high_water) / 1024;
     c->credit_stalls = atomic_load(&u->credit_stalls);
     c->trigger_waits = atomic_load(&u->trigger_waits);

@@ -51,10 +51,10 @@ typedef struct glex_coll_args {
     const void *sendbuf;   /* GLEX_IN_PLACE or == recvbuf: in place */
     void *recvbuf;         /* bcast: the buffer; reduce: significant at root */
     int blocking;          /* 1: the caller waits for the call before it starts another
-                              on the group (glex_coll_run sets it for a call that
-                              names direct): the direct path,
-                              which progresses only when the caller tests or waits,
-                              runs only such calls ('auto' picks it for them) */
+                              on the group (glex_coll_run sets it).  As in MPI, a
+                              blocking call never matches a nonblocking one: every
+                              member must say the same.  Blocking calls share the
+                              group's leased JobID; only they may name 'direct' */
 } glex_coll_args_t;
 
 /* Which algorithm a call will run: the one asked for when it fits the call,

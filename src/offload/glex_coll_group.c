@@ -152,6 +152,7 @@ int glex_group_create(glex_vp_t *vp, uint64_t group_key, uint32_t size, uint32_t
     glex_group_t *g = calloc(1, sizeof *g);
     if (!g)
         return glex_error(GLEX_ENOMEM, "out of memory for a group");
+    g->lease = -1;
     g->nodes = malloc(sizeof *g->nodes * size);
     g->vps = malloc(sizeof *g->vps * size);
     if (!g->nodes || !g->vps) {
@@ -167,6 +168,9 @@ int glex_group_create(glex_vp_t *vp, uint64_t group_key, uint32_t size, uint32_t
     g->rank = rank;
     g->seg_bytes = seg_kb * 1024;
     g->max_plans = (uint32_t)max_plans;
+    /* blocking calls never overlap on a member and never match nonblocking
+     * ones: they share one JobID, agreed here once (not at every call) */
+    g->lease = glex_job_lease(f, group_key * 0x9e3779b97f4a7c15ull ^ 0x6c65617365ull, size);
     *out = g;
     return GLEX_OK;
 }
@@ -191,6 +195,8 @@ void glex_group_free(glex_group_t *g)
             plan_free(p);
         }
     glex_direct_free(g);
+    if (g->lease >= 0)
+        glex_job_release(g->f, g->lease);
     free(g->spare);
     free(g->nodes);
     free(g->vps);

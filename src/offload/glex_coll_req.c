@@ -22,6 +22,7 @@ struct glex_req {
     uint64_t key;
     uint64_t bases[4];
     void *tmp;
+    int leased;          /* runs under the group's leased JobID */
     int direct;          /* a direct-path call (dc), no plan */
     struct glex_req *dnext; /* next direct call in flight on the group */
     glex_dcall_t dc;
@@ -101,7 +102,7 @@ static void finish(glex_req_t *r, int status)
 {
     r->status = status;
     r->state = REQ_DONE;
-    if (r->job >= 0)
+    if (r->job >= 0 && !r->leased)
         glex_job_release(r->g->f, r->job);
     r->job = -1;
     glex_plan_t *p = r->plan;
@@ -245,17 +246,24 @@ int glex_coll_start(glex_group_t *g, const glex_coll_args_t *a, glex_req_t **out
     glex_plan_t *p = glex_plan_get(g, a, algo, &rc);
     if (!p)
         return rc;
-    glex_req_t *r = calloc(1, sizeof *r);
+    glex_req_t *r = g->spare ? g->spare : malloc(sizeof *r); /* no allocation per call */
+    g->spare = NULL;
     if (!r) {
         glex_plan_put(p);
         return glex_error(GLEX_ENOMEM, "out of memory for a request");
     }
+    memset(r, 0, offsetof(glex_req_t, dc));
     r->g = g;
     r->plan = p;
     r->algo = algo;
     r->host = a->host_mode != 0;
     r->job = -1;
     r->key = mix64(g->key ^ mix64(g->calls++));
+    if (a->blocking && g->lease >= 0) { /* no agreement per call */
+        r->job = g->lease;
+        r->leased = 1;
+        r->state = REQ_NEED_POST;
+    }
     r->bases[BUF_SEND] = a->sendbuf == GLEX_IN_PLACE ? 0 : (uint64_t)(uintptr_t)a->sendbuf;
     r->bases[BUF_RECV] = (uint64_t)(uintptr_t)a->recvbuf;
     if (p->tmp_bytes) {
@@ -297,11 +305,11 @@ void glex_coll_req_free(glex_req_t *r)
         return;
     if (r->state != REQ_DONE)
         glex_coll_wait(r);
-    if (r->direct && !r->g->spare) { /* no allocation per call on the direct path */
+    glex_plan_put(r->plan);
+    if (!r->g->spare) { /* kept for the group's next call */
         r->g->spare = r;
         return;
     }
-    glex_plan_put(r->plan);
     free(r);
 }
 
@@ -312,10 +320,7 @@ int glex_coll_run(glex_group_t *g, const glex_coll_args_t *a)
 {
     glex_req_t *r;
     glex_coll_args_t b = *a;
-    /* waited for at once: a call that names the direct path may run it
-     * ('auto' never takes it) */
-    if (b.algo == GLEX_ALGO_DIRECT)
-        b.blocking = 1;
+    b.blocking = 1; /* waited for at once */
     /* this thread drives the call from its post on: the post does not wake
      * the engine thread */
     glex_host_wait_begin(g->f);
