@@ -164,7 +164,11 @@ typedef struct glex_cqe {
     int32_t status;   /* GLEX_OK or a negative code */
     uint16_t job_id;
     uint16_t vp;
-    uint32_t ndesc;   /* descriptors executed in the task */
+    uint32_t ndesc;    /* descriptors executed in the task */
+    uint32_t sent;     /* data packets (inline or pulses) the task sent */
+    uint32_t received; /* data packets it took from the hash buffer and applied */
+    uint32_t alu_ops;  /* of these, combined by the ALU (and local combine steps) */
+    uint32_t pad;
 } glex_cqe_t;
 
 typedef struct glex_rqe {
@@ -278,6 +282,7 @@ typedef struct glex_vp_counters {
     uint64_t desc_posted, desc_executed, tasks_completed, tasks_failed;
     uint64_t packets_sent, packets_received, bytes_sent, bytes_received;
     uint64_t trigger_waits, credit_stalls;
+    uint64_t alu_ops; /* ALU operations: a packet or pulse combined, a local combine step */
 } glex_vp_counters_t;
 
 typedef struct glex_unit_counters {

@@ -43,6 +43,7 @@ typedef struct glex_task {
     uint32_t s_frag;
     int s_have_credit;
     glex_ctrl_t s_credit;
+    uint32_t n_sent, n_recv, n_alu;   /* the task's data packets and ALU operations */
     /* kept when the task is reused (everything above is cleared) */
     glex_desc_t *own;                 /* a copy of a sequence posted whole */
     uint32_t owncap;
@@ -84,7 +85,8 @@ static void jitter(glex_fabric_t *f)
     usleep((f->jitter_seed >> 8) % (f->jitter_max_us + 1));
 }
 
-static int apply(const glex_desc_t *d, void *dst, const void *src, uint64_t bytes)
+/* copy, or combine in the ALU (one ALU operation, counted) */
+static int apply(glex_task_t *t, const glex_desc_t *d, void *dst, const void *src, uint64_t bytes)
 {
     if (!bytes)
         return GLEX_OK;
@@ -92,6 +94,8 @@ static int apply(const glex_desc_t *d, void *dst, const void *src, uint64_t byte
         memmove(dst, src, bytes);
         return GLEX_OK;
     }
+    t->n_alu++;
+    atomic_fetch_add_explicit(&t->vp->shm->alu_ops, 1, memory_order_relaxed);
     return glex_alu_combine((glex_op_t)d->op, (glex_type_t)d->type, dst, src,
                             bytes / glex_type_size((glex_type_t)d->type));
 }
@@ -122,12 +126,14 @@ static void park(glex_task_t *t, glex_unit_shm_t *u, int credit)
 
 static void count_send(glex_task_t *t, uint64_t bytes)
 {
+    t->n_sent++;
     atomic_fetch_add_explicit(&t->vp->shm->packets_sent, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&t->vp->shm->bytes_sent, bytes, memory_order_relaxed);
 }
 
 static void count_recv(glex_task_t *t, uint64_t bytes)
 {
+    t->n_recv++;
     atomic_fetch_add_explicit(&t->vp->shm->packets_received, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&t->vp->shm->bytes_received, bytes, memory_order_relaxed);
 }
@@ -291,7 +297,7 @@ static int coll_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
         }
         if ((uint64_t)len != t->bytes)
             return size_error(t, 1, (uint64_t)len, t->bytes);
-        if ((rc = apply(d, dst, buf, t->bytes)))
+        if ((rc = apply(t, d, dst, buf, t->bytes)))
             return rc;
         count_recv(t, t->bytes);
         t->recv_done = 1;
@@ -364,7 +370,7 @@ static int coll_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
             return glex_error(GLEX_EINVAL, "job %u: pulse %llu+%u arrived, expected %llu+%llu",
                               t->job, (unsigned long long)c.off, c.len,
                               (unsigned long long)t->r_done, (unsigned long long)len);
-        if ((rc = apply(d, dst + c.off, glex_unit_ram(f, me, t->unit) + c.ram_off, c.len)))
+        if ((rc = apply(t, d, dst + c.off, glex_unit_ram(f, me, t->unit) + c.ram_off, c.len)))
             return rc;
         count_recv(t, c.len);
         t->r_done += c.len;
@@ -396,7 +402,7 @@ static int step_coll(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d)
         t->recv_done = !d->branch;
     }
     if (d->swap_local_vp) {
-        int rc = apply(d, (void *)(uintptr_t)d->recv_addr, (const void *)(uintptr_t)d->local_addr,
+        int rc = apply(t, d, (void *)(uintptr_t)d->recv_addr, (const void *)(uintptr_t)d->local_addr,
                        t->bytes);
         return rc ? rc : 2; /* 2: descriptor done */
     }
@@ -504,6 +510,9 @@ static int write_cqe(glex_fabric_t *f, glex_task_t *t)
     e->job_id = (uint16_t)t->job;
     e->vp = (uint16_t)t->vp->index;
     e->ndesc = t->cur;
+    e->sent = t->n_sent;
+    e->received = t->n_recv;
+    e->alu_ops = t->n_alu;
     atomic_store_explicit(&s->cq_tail, tail + 1, memory_order_release);
     return 1;
 }

@@ -112,6 +112,7 @@ typedef struct glex_vp_shm {
     _Atomic uint64_t desc_posted, desc_executed, tasks_completed, tasks_failed;
     _Atomic uint64_t packets_sent, packets_received, bytes_sent, bytes_received;
     _Atomic uint64_t trigger_waits, credit_stalls;
+    _Atomic uint64_t alu_ops;
 } glex_vp_shm_t;
 
 typedef struct glex_job_slot {

@@ -201,6 +201,7 @@ int glex_vp_counters(glex_fabric_t *f, uint32_t node, uint32_t vp, glex_vp_count
     c->bytes_received = atomic_load(&s->bytes_received);
     c->trigger_waits = atomic_load(&s->trigger_waits);
     c->credit_stalls = atomic_load(&s->credit_stalls);
+    c->alu_ops = atomic_load(&s->alu_ops);
     return GLEX_OK;
 }
 

@@ -99,19 +99,19 @@ static int show_job(const char *job, int all)
     const glex_params_t *p = glex_fabric_params(f);
     printf("Job %s: segment %s, %u nodes\n", job, glex_fabric_name(f), glex_fabric_nnodes(f));
     print_params(p);
-    printf("VP counters (open VPs):\n  %5s %4s %10s %10s %9s %9s %10s %10s %12s %8s %8s\n", "node",
-           "vp", "posted", "executed", "tasks", "failed", "pkts_sent", "pkts_recv", "bytes_sent",
-           "trig_w", "cred_st");
+    printf("VP counters (open VPs):\n  %5s %4s %10s %10s %9s %9s %10s %10s %10s %12s %8s %8s\n",
+           "node", "vp", "posted", "executed", "tasks", "failed", "pkts_sent", "pkts_recv",
+           "alu_ops", "bytes_sent", "trig_w", "cred_st");
     for (uint32_t n = 0; n < glex_fabric_nnodes(f); n++)
         for (uint32_t v = 0; v < p->vps_per_node; v++) {
             glex_vp_counters_t c;
             if (!glex_vp_is_open(f, n, v) || glex_vp_counters(f, n, v, &c))
                 continue;
-            printf("  %5u %4u %10llu %10llu %9llu %9llu %10llu %10llu %12llu %8llu %8llu\n", n, v,
-                   (unsigned long long)c.desc_posted, (unsigned long long)c.desc_executed,
+            printf("  %5u %4u %10llu %10llu %9llu %9llu %10llu %10llu %10llu %12llu %8llu %8llu\n",
+                   n, v, (unsigned long long)c.desc_posted, (unsigned long long)c.desc_executed,
                    (unsigned long long)c.tasks_completed, (unsigned long long)c.tasks_failed,
                    (unsigned long long)c.packets_sent, (unsigned long long)c.packets_received,
-                   (unsigned long long)c.bytes_sent, (unsigned long long)c.trigger_waits,
+                   (unsigned long long)c.alu_ops, (unsigned long long)c.bytes_sent, (unsigned long long)c.trigger_waits,
                    (unsigned long long)c.credit_stalls);
         }
     printf("Unit counters%s:\n  %5s %4s %10s %12s %8s %6s %9s %8s %8s %8s %6s\n",

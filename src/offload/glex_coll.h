@@ -74,6 +74,16 @@ int glex_coll_req_job(const glex_req_t *r);
 /* start + wait + free */
 int glex_coll_run(glex_group_t *g, const glex_coll_args_t *a);
 
+/* What the NIC did for a group's calls of one collective, algorithm and mode
+ * (host: 0 offload, 1 host-based), summed from its tasks' CQEs: calls,
+ * tasks (CQEs), descriptors executed, data packets sent and received, ALU
+ * operations.  A direct-path call counts as a call with no NIC work. */
+typedef struct glex_coll_stats {
+    uint64_t calls, tasks, descriptors, sent, received, alu_ops;
+} glex_coll_stats_t;
+int glex_group_stats(const glex_group_t *g, glex_coll_kind_t k, glex_algo_t a, int host,
+                     glex_coll_stats_t *out);
+
 /* Compiled plans cached in this group (for tests and tools). */
 uint32_t glex_group_plans(const glex_group_t *g);
 /* Number of descriptors this rank posts for the call (compiles if needed). */

@@ -203,6 +203,17 @@ void glex_group_free(glex_group_t *g)
     free(g);
 }
 
+int glex_group_stats(const glex_group_t *g, glex_coll_kind_t k, glex_algo_t a, int host,
+                     glex_coll_stats_t *out)
+{
+    if (!g || !out || (unsigned)k >= GLEX_COLL_KIND_COUNT || (unsigned)a >= GLEX_ALGO_COUNT)
+        return glex_error(GLEX_EINVAL, "group stats of kind %d algorithm %d: allowed kind 0..%d, "
+                          "algorithm 0..%d", (int)k, (int)a, GLEX_COLL_KIND_COUNT - 1,
+                          GLEX_ALGO_COUNT - 1);
+    *out = g->stats[k][a][host != 0];
+    return GLEX_OK;
+}
+
 uint32_t glex_group_size(const glex_group_t *g) { return g->size; }
 uint32_t glex_group_rank(const glex_group_t *g) { return g->rank; }
 uint32_t glex_group_plans(const glex_group_t *g) { return g->nplans; }

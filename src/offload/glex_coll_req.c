@@ -23,6 +23,8 @@ struct glex_req {
     uint64_t bases[4];
     void *tmp;
     int leased;          /* runs under the group's leased JobID */
+    glex_coll_kind_t kind;
+    glex_coll_stats_t st; /* summed from the CQEs of its tasks */
     int direct;          /* a direct-path call (dc), no plan */
     struct glex_req *dnext; /* next direct call in flight on the group */
     glex_dcall_t dc;
@@ -102,6 +104,13 @@ static void finish(glex_req_t *r, int status)
 {
     r->status = status;
     r->state = REQ_DONE;
+    glex_coll_stats_t *g = &r->g->stats[r->kind][r->algo][r->host];
+    g->calls++;
+    g->tasks += r->st.tasks;
+    g->descriptors += r->st.descriptors;
+    g->sent += r->st.sent;
+    g->received += r->st.received;
+    g->alu_ops += r->st.alu_ops;
     if (r->job >= 0 && !r->leased)
         glex_job_release(r->g->f, r->job);
     r->job = -1;
@@ -151,6 +160,11 @@ static void drain_cq(glex_vp_t *vp)
         glex_req_t *q = (glex_req_t *)(uintptr_t)e.cookie;
         if (!q || q->state != REQ_RUNNING)
             continue;
+        q->st.tasks++;
+        q->st.descriptors += e.ndesc;
+        q->st.sent += e.sent;
+        q->st.received += e.received;
+        q->st.alu_ops += e.alu_ops;
         if (e.status) {
             glex_error(e.status, "%s", glex_vp_failure(vp));
             finish(q, e.status);
@@ -180,6 +194,7 @@ static int req_poll(void *arg)
             }
             q->status = q->dc.status;
             q->state = REQ_DONE;
+            q->g->stats[q->kind][GLEX_ALGO_DIRECT][0].calls++;
             *pp = q->dnext;
             if (r->g->dlast == q)
                 r->g->dlast = prev;
@@ -219,6 +234,7 @@ static int start_direct(glex_group_t *g, const glex_coll_args_t *a, glex_algo_t 
     memset(r, 0, offsetof(glex_req_t, dc));
     r->g = g;
     r->algo = GLEX_ALGO_DIRECT;
+    r->kind = a->kind;
     r->job = -1;
     r->direct = 1;
     r->state = REQ_RUNNING;
@@ -256,6 +272,7 @@ int glex_coll_start(glex_group_t *g, const glex_coll_args_t *a, glex_req_t **out
     r->g = g;
     r->plan = p;
     r->algo = algo;
+    r->kind = a->kind;
     r->host = a->host_mode != 0;
     r->job = -1;
     r->key = mix64(g->key ^ mix64(g->calls++));

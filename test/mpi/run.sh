@@ -41,7 +41,7 @@ valid() { # valid KIND ALGO: is ALGO a GLEX_<KIND>_ALGO value?
 nsizes=$(echo $nps | wc -w)
 nalgos=$(echo $ar_algos | wc -w)
 osu_colls="allreduce reduce bcast barrier iallreduce ireduce ibcast ibarrier"
-echo "1..$(( 5 + nsizes * (3 + nalgos) + 4 + 1 + 8 + 4 + 5 ))"
+echo "1..$(( 5 + nsizes * (3 + nalgos) + 4 + 1 + 16 + 4 + 5 ))"
 
 for p in $progs; do
   if "$prefix/bin/mpicc" -std=c11 -O1 -Wall -Wextra -Werror -o "$out/$p" "$src/test/mpi/$p.c" \
@@ -127,7 +127,9 @@ fi
 osu="-v -m 4:1048576 -i 3 -x 1 -I 2 -X 1 -f"
 for c in $osu_colls; do
   # shellcheck disable=SC2086
-  run "glex-osu -c $c (auto: direct for the blocking ones)" 3 -- "$out/glex-osu" -c $c $osu
+  run "glex-osu -c $c (default: the NIC model)" 3 -- "$out/glex-osu" -c $c $osu
+  run "glex-osu -c $c GLEX_*_ALGO=direct" 3 GLEX_ALLREDUCE_ALGO=direct GLEX_REDUCE_ALGO=direct \
+    GLEX_BCAST_ALGO=direct GLEX_BARRIER_ALGO=direct -- "$out/glex-osu" -c $c $osu
 done
 # -b: the barrier after each call timed too, its column and the sum printed
 if timeout "$limit" "$prefix/bin/mpiexec" -n 3 "$out/glex-osu" -c reduce -b -v -m 4:65536 -i 3 -x 1 \
@@ -152,8 +154,11 @@ run "comms with GLEX_MAILBOXES=1" 4 GLEX_MAILBOXES=1 -- "$out/comms"
 # and before MPI_Finalize): senders copy out (GLEX_STAGE_KB auto, and with
 # a core per process) or wait to be read (GLEX_STAGE_KB=0); the root maps
 # the stages (GLEX_STAGE_MAP=1) or reads them by cross-memory attach
-run "late_root" 2 -- "$out/late_root" 1.5 out out
+# the NIC model (default) with a late root: right results; then the direct
+# path's staging (a named baseline): who may return before the late rank
 run "late_root" 3 -- "$out/late_root"
-run "late_root" 4 GLEX_STAGE_KB=0 -- "$out/late_root" 1.5 wait wait
-run "late_root" 4 GLEX_STAGE_KB=4096 -- "$out/late_root" 1.5 out out
-run "late_root" 3 GLEX_STAGE_MAP=0 -- "$out/late_root" 1.5 out wait
+dp="GLEX_REDUCE_ALGO=direct GLEX_BCAST_ALGO=direct GLEX_ALLREDUCE_ALGO=direct"
+run "late_root" 2 $dp -- "$out/late_root" 1.5 out out
+run "late_root" 4 $dp GLEX_STAGE_KB=0 -- "$out/late_root" 1.5 wait wait
+run "late_root" 4 $dp GLEX_STAGE_KB=4096 -- "$out/late_root" 1.5 out out
+run "late_root" 3 $dp GLEX_STAGE_MAP=0 -- "$out/late_root" 1.5 out wait

@@ -57,10 +57,44 @@ int MPIDI_GLEX_mpi_comm_commit_post_hook(MPIR_Comm * comm)
     goto fn_exit;
 }
 
+static const char *const kind_mpi[GLEX_COLL_KIND_COUNT] = {
+    [GLEX_COLL_BCAST] = "MPI_Bcast", [GLEX_COLL_REDUCE] = "MPI_Reduce",
+    [GLEX_COLL_ALLREDUCE] = "MPI_Allreduce", [GLEX_COLL_BARRIER] = "MPI_Barrier",
+};
+
+/* GLEX_VERBOSE: what the NIC did for this communicator's collectives, one
+ * line per collective, algorithm and mode that ran (blocking and
+ * nonblocking together), from the CQEs of its tasks; 1: its rank 0, 2: every
+ * rank */
+static void report_stats(MPIR_Comm * comm, glex_group_t * g)
+{
+    int v = MPIDI_GLEX_global.verbose;
+    if (!v || (v == 1 && comm->rank != 0))
+        return;
+    for (int k = 0; k < GLEX_COLL_KIND_COUNT; k++)
+        for (int a = 0; a < GLEX_ALGO_COUNT; a++)
+            for (int h = 0; h < 2; h++) {
+                glex_coll_stats_t s;
+                if (glex_group_stats(g, (glex_coll_kind_t) k, (glex_algo_t) a, h, &s) || !s.calls)
+                    continue;
+                fprintf(stderr, "glex: rank %d comm context %#x size %d rank %d: %s %s %s: "
+                        "%llu calls, %llu tasks, %llu descriptors, %llu packets sent, "
+                        "%llu received, %llu ALU ops\n", MPIR_Process.rank,
+                        (unsigned) comm->context_id, comm->local_size, comm->rank, kind_mpi[k],
+                        glex_algo_name((glex_algo_t) a),
+                        a == GLEX_ALGO_DIRECT ? "(outside the NIC model)" : h ? "host-based" :
+                        "offload", (unsigned long long) s.calls, (unsigned long long) s.tasks,
+                        (unsigned long long) s.descriptors, (unsigned long long) s.sent,
+                        (unsigned long long) s.received, (unsigned long long) s.alu_ops);
+            }
+}
+
 int MPIDI_GLEX_mpi_comm_free_hook(MPIR_Comm * comm)
 {
-    if (MPIDI_GLEX_COMM(comm).group)
+    if (MPIDI_GLEX_COMM(comm).group) {
+        report_stats(comm, MPIDI_GLEX_COMM(comm).group);
         glex_group_free(MPIDI_GLEX_COMM(comm).group);
+    }
     MPIDI_GLEX_COMM(comm).group = NULL;
     return MPI_SUCCESS;
 }

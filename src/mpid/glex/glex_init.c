@@ -68,9 +68,14 @@ static int parse_env(void)
     int mpi_errno = MPI_SUCCESS, offload = 1;
     char err[512] = "";
 
-    if (env_flag("GLEX_OFFLOAD", 1, &offload, err, sizeof err) ||
-        env_flag("GLEX_VERBOSE", 0, &MPIDI_GLEX_global.verbose, err, sizeof err))
+    if (env_flag("GLEX_OFFLOAD", 1, &offload, err, sizeof err))
         goto bad;
+    const char *v = setting("GLEX_VERBOSE", "0", "ch4:glex setting (doc/mpi.md)");
+    if (strcmp(v, "0") && strcmp(v, "1") && strcmp(v, "2")) {
+        snprintf(err, sizeof err, "GLEX_VERBOSE=%s is invalid: allowed 0, 1 or 2", v);
+        goto bad;
+    }
+    MPIDI_GLEX_global.verbose = v[0] - '0';
     for (int k = 0; k < GLEX_COLL_KIND_COUNT; k++) {
         MPIDI_GLEX_choice_t *c = &MPIDI_GLEX_global.choice[k];
         const char *s = setting(kind_env[k], "auto",
