@@ -26,7 +26,7 @@ if [ ! -x "$prefix/bin/mpicc" ] || [ ! -x "$prefix/bin/mpiexec" ]; then
   exit 1
 fi
 
-progs="coll_ops comms fallback pt2pt late_root"
+progs="coll_ops comms fallback pt2pt late_root nic_counts"
 # every algorithm name of each collective, and the two non-offload modes
 ar_algos="auto binomial recursive_doubling rabenseifner double_tree direct host mpich"
 valid() { # valid KIND ALGO: is ALGO a GLEX_<KIND>_ALGO value?
@@ -41,7 +41,7 @@ valid() { # valid KIND ALGO: is ALGO a GLEX_<KIND>_ALGO value?
 nsizes=$(echo $nps | wc -w)
 nalgos=$(echo $ar_algos | wc -w)
 osu_colls="allreduce reduce bcast barrier iallreduce ireduce ibcast ibarrier"
-echo "1..$(( 5 + nsizes * (3 + nalgos) + 4 + 1 + 16 + 4 + 5 ))"
+echo "1..$(( 6 + nsizes * (3 + nalgos) + 4 + 1 + 16 + 4 + 5 + 7 ))"
 
 for p in $progs; do
   if "$prefix/bin/mpicc" -std=c11 -O1 -Wall -Wextra -Werror -o "$out/$p" "$src/test/mpi/$p.c" \
@@ -147,9 +147,10 @@ run "glex-osu -c iallreduce with GLEX_ALLREDUCE_ALGO=direct" 4 GLEX_ALLREDUCE_AL
 # every wait sleeps at once (what auto does above 12 processes per CPU):
 # each wake-up goes through the host bell, results stay right
 run coll_ops 8 GLEX_SPIN_US=0 GLEX_YIELD_US=0 -- "$out/coll_ops" quick
-# one mailbox per process: the first communicator takes it, the others agree
-# to use the engine algorithms; results stay right
-run "comms with GLEX_MAILBOXES=1" 4 GLEX_MAILBOXES=1 -- "$out/comms"
+# one mailbox per process: the first communicator that names the direct
+# path takes it, the others agree to use the NIC model; results stay right
+run "comms with GLEX_MAILBOXES=1" 4 GLEX_MAILBOXES=1 GLEX_ALLREDUCE_ALGO=direct \
+  GLEX_REDUCE_ALGO=direct GLEX_BCAST_ALGO=direct GLEX_BARRIER_ALGO=direct -- "$out/comms"
 # a reduce's root that comes late (after its peers freed the communicator,
 # and before MPI_Finalize): senders copy out (GLEX_STAGE_KB auto, and with
 # a core per process) or wait to be read (GLEX_STAGE_KB=0); the root maps
@@ -162,3 +163,41 @@ run "late_root" 2 $dp -- "$out/late_root" 1.5 out out
 run "late_root" 4 $dp GLEX_STAGE_KB=0 -- "$out/late_root" 1.5 wait wait
 run "late_root" 4 $dp GLEX_STAGE_KB=4096 -- "$out/late_root" 1.5 out out
 run "late_root" 3 $dp GLEX_STAGE_MAP=0 -- "$out/late_root" 1.5 out wait
+
+# The NIC model ran, with default settings: the counts each communicator's
+# NIC work adds up to (GLEX_VERBOSE=2, every rank) are those each algorithm
+# implies, rank by rank (test/mpi/nic_counts.py), offload and host-based
+counts() { # counts NP MODE ENV...
+  np=$1 mode=$2; shift 2
+  if env GLEX_VERBOSE=2 "$@" timeout "$limit" "$prefix/bin/mpiexec" -n "$np" "$out/nic_counts" 20 \
+       >"$out/log" 2>&1 && python3 "$src/test/mpi/nic_counts.py" "$np" 20 "$mode" "$out/log" \
+       >"$out/check" 2>&1; then
+    ok "NIC counts, $mode, -n $np${1:+ $*}: $(grep -c '^ok' "$out/check") checks; $(grep '^nic_counts:' "$out/log")"
+  else
+    notok "NIC counts, $mode, -n $np${1:+ $*}"; grep -v '^ok' "$out/check" "$out/log" | tail -20 | sed 's/^/# /'
+  fi
+}
+for np in 2 3 4 5 8; do
+  counts "$np" offload
+done
+counts 5 host-based GLEX_ALLREDUCE_ALGO=host GLEX_REDUCE_ALGO=host GLEX_BCAST_ALGO=host \
+  GLEX_BARRIER_ALGO=host
+# glex-info --job on a running default-settings job: the collective VP's
+# executed descriptors rise between two looks
+job="" a="" b=""
+env timeout "$limit" "$prefix/bin/mpiexec" -n 2 "$out/nic_counts" 1000000 >"$out/log" 2>&1 &
+bg=$!
+for i in $(seq 100); do
+  job=$("$prefix/bin/glex-info" --list | sed -n 's/.*(job \(mpi-.*\))$/\1/p' | head -1)
+  [ -n "$job" ] && break
+  sleep 0.1
+done
+executed() { "$prefix/bin/glex-info" --job "$1" | awk '$1 == 0 && $2 == 1 && NF == 12 { print $4 }'; }
+if [ -n "$job" ]; then a=$(executed "$job"); sleep 0.5; b=$(executed "$job"); fi
+kill "$bg" 2>/dev/null; wait "$bg" 2>/dev/null
+"$prefix/bin/glex-info" --cleanup >/dev/null 2>&1
+if [ -n "$a" ] && [ -n "$b" ] && [ "$b" -gt "$a" ]; then
+  ok "glex-info --job $job: node 0's collective VP executed $a, then $b descriptors"
+else
+  notok "glex-info --job on a default-settings job: job '$job', executed '$a' then '$b'"
+fi

@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""nic_counts.py N K MODE LOG - check the NIC counts that nic_counts.c's
+communicators report under GLEX_VERBOSE=2 (N ranks, K calls of each
+collective per communicator, MODE offload or host-based) against what each
+algorithm implies, rank by rank, for 8-byte messages (one inline packet
+each) with 'auto' at this size:
+
+  MPI_Allreduce  recursive doubling: ranks fold into the largest power of two
+                 p (rank 2i+1 sends to 2i for i < n - p and gets the result
+                 back), then log2(p) exchanges, each a send and a
+                 receive-combine in one descriptor; the send buffer is copied
+                 to the receive buffer first (one local descriptor)
+  MPI_Reduce     binomial tree at root 0: a leaf sends its buffer; an inner
+                 node copies its own (one local descriptor), then combines
+                 each child's packet (one descriptor each, the last also
+                 forwarding to its parent)
+  MPI_Bcast      binomial tree: the root sends to each child; an inner node
+                 receives and forwards to its largest subtree in one
+                 descriptor, then sends to the others; a leaf receives
+  MPI_Barrier    binomial reduce then bcast of empty packets (no ALU work)
+
+Per call, 'offload' runs one task; 'host-based' one task per descriptor.
+Prints TAP; exits 1 on a mismatch."""
+import re
+import sys
+
+
+def children(v, n):
+    """children of v in the binomial tree of n ranks at root 0, and whether v has a parent"""
+    kids, mask = [], 1
+    while mask < n:
+        if v & mask:
+            return kids, True
+        if v + mask < n:
+            kids.append(v + mask)
+        mask <<= 1
+    return kids, v != 0
+
+
+def expected(kind, v, n):
+    """(descriptors, packets sent, packets received, ALU ops) of rank v per call"""
+    kids, parent = children(v, n)
+    k = len(kids)
+    if kind == "MPI_Reduce":
+        if k == 0:
+            return (1, 1, 0, 0)
+        return (1 + k, 1 if parent else 0, k, k)
+    if kind == "MPI_Bcast":
+        if not parent:
+            return (k, k, 0, 0)
+        return (max(k, 1), k, 1, 0)
+    if kind == "MPI_Barrier":
+        red = (1, 1, 0) if k == 0 else (k, 1 if parent else 0, k)
+        bc = (k, k, 0) if not parent else (max(k, 1), k, 1)
+        return (red[0] + bc[0], red[1] + bc[1], red[2] + bc[2], 0)
+    # MPI_Allreduce, recursive doubling
+    p = 1
+    while p * 2 <= n:
+        p *= 2
+    r, steps = n - p, p.bit_length() - 1
+    if v < 2 * r and v % 2:
+        return (2, 1, 1, 0)                    # fold in, get the result back
+    d, s, rc, a = 1 + steps, steps, steps, steps  # local copy + exchanges
+    if v < 2 * r:
+        d, s, rc, a = d + 2, s + 1, rc + 1, a + 1  # take the partner's data, return the result
+    return (d, s, rc, a)
+
+
+ALGO = {"MPI_Allreduce": "recursive_doubling", "MPI_Reduce": "binomial",
+        "MPI_Bcast": "binomial", "MPI_Barrier": "binomial"}
+LINE = re.compile(r"glex: rank (\d+) comm context (\S+) size (\d+) rank (\d+): (\S+) (\S+) (.+?): "
+                  r"(\d+) calls, (\d+) tasks, (\d+) descriptors, (\d+) packets sent, "
+                  r"(\d+) received, (\d+) ALU ops")
+
+
+def main():
+    n, k, mode, log = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
+    seen, bad, tests = {}, 0, 0
+    for line in open(log, errors="replace"):
+        m = LINE.search(line)
+        if not m or m.group(2) == "0" or int(m.group(3)) != n:
+            continue  # MPI_COMM_WORLD (context 0) and other sizes are not ours
+        wrank, ctx, _, crank, kind, algo, md = m.group(1, 2, 3, 4, 5, 6, 7)
+        calls, tasks, desc, sent, recv, alu = (int(x) for x in m.group(8, 9, 10, 11, 12, 13))
+        v = int(crank)
+        key = (ctx, v, kind)
+        seen[key] = seen.get(key, 0) + 1
+        e = expected(kind, v, n)
+        want = (k, k * e[0] if mode == "host-based" else k, k * e[0], k * e[1], k * e[2], k * e[3])
+        got = (calls, tasks, desc, sent, recv, alu)
+        tests += 1
+        ok = algo == ALGO[kind] and md == mode and got == want
+        bad += not ok
+        print("%s %d - n=%d rank %d %s %s %s: calls/tasks/descriptors/sent/received/alu %s%s"
+              % ("ok" if ok else "not ok", tests, n, v, kind, algo, md, got,
+                 "" if ok else " expected %s %s %s" % (ALGO[kind], mode, want)))
+    ctxs = {c for c, _, _ in seen}
+    tests += 1
+    complete = len(ctxs) == 2 and all(seen.get((c, v, kind)) == 1 for c in ctxs
+                                      for v in range(n) for kind in ALGO)
+    bad += not complete
+    print("%s %d - n=%d: one line per rank and collective on each of the 2 communicators (%d lines)"
+          % ("ok" if complete else "not ok", tests, n, sum(seen.values())))
+    print("1..%d" % tests)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
