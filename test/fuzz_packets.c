@@ -86,7 +86,7 @@ static void one_ctrl(const uint8_t *data, size_t size)
     if (glex_ctrl_check(fab, &c, len) != GLEX_OK)
         return;
     uint64_t ram = (uint64_t)glex_fabric_params(fab)->unit_buffer_kb * 1024u;
-    if ((uint64_t)c.ram_off + c.len > ram)
+    if (!c.dst && (uint64_t)c.ram_off + c.len > ram)
         die("pulse outside unit RAM");
     if (c.off + c.len > c.total)
         die("pulse outside the message");

@@ -376,8 +376,8 @@ static int rank_mismatch(glex_tctx_t *c)
     }
     /* an inline sender leaves the pulsed receiver's credits behind in its
      * buffer each time: they must be swept, never matched */
-    int id = glex_case(c, "40 rounds leaving stale credits in a 64-slot buffer: swept, data intact");
-    for (int round = 0; round < 40; round++) {
+    int id = glex_case(c, "80 rounds leaving stale credits in a 64-slot buffer: swept, data intact");
+    for (int round = 0; round < 80; round++) {
         int st = 99;
         int rc = xfer(c, key++, 8, 4096, &st);
         int want = c->rank == 0 ? GLEX_OK : GLEX_ESIZE;

@@ -94,7 +94,7 @@ int glex_ctrl_check(const glex_fabric_t *f, const glex_ctrl_t *c, int len)
     uint64_t ram = (uint64_t)f->p.unit_buffer_kb * 1024u;
     if (len != (int)sizeof *c)
         return glex_error(GLEX_EINVAL, "control packet of %d bytes: allowed %zu", len, sizeof *c);
-    if (c->len > ram || c->ram_off > ram - c->len)
+    if (!c->dst && (c->len > ram || c->ram_off > ram - c->len))
         return glex_error(GLEX_EINVAL, "control packet: bytes %u+%u of unit RAM: allowed 0..%llu",
                           c->ram_off, c->len, (unsigned long long)ram);
     if (c->total > MAX_BYTES || c->off > c->total || c->len > c->total - c->off)

@@ -107,6 +107,7 @@ static void reset_desc_state(glex_task_t *t)
     t->r_done = t->r_granted = t->s_done = 0;
     t->r_frag = t->r_grant_frag = t->s_frag = 0;
     t->s_have_credit = 0;
+    t->pulse = 0;
 }
 
 static void park(glex_task_t *t, glex_unit_shm_t *u, int credit)
@@ -150,6 +151,11 @@ static int size_error(const glex_task_t *t, int receiving, uint64_t theirs, uint
                       t->job, receiving ? "sender" : "receiver", (unsigned long long)theirs,
                       receiving ? "receive expects" : "send has", (unsigned long long)mine);
 }
+
+/* pulses of a copy placed in the receiver's buffer (no unit RAM): large, as
+ * each is one DMA (a system call here) and one credit round trip */
+#define DIRECT_PULSE_MIN (16u * 1024u)
+#define DIRECT_PULSE_MAX (1024u * 1024u)
 
 /* waited this long for the first packet of a transfer: look for a size mismatch */
 #define MISMATCH_PROBE_NS 10000000ull
@@ -224,8 +230,14 @@ static int coll_send(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
         if (d->swap_remote_data && d->branch && t->r_done < c->off + c->len)
             break; /* forward: this pulse is not produced yet */
         jitter(f);
-        uint8_t *dst = glex_unit_ram(f, d->dest_id, dunit) + c->ram_off;
-        memcpy(dst, (const uint8_t *)(uintptr_t)d->local_addr + c->off, c->len);
+        const uint8_t *src = (const uint8_t *)(uintptr_t)d->local_addr + c->off;
+        if (c->dst) { /* DMA into the receiving host's buffer, in place */
+            int rc = glex_rdma_write(f, d->dest_id, c->dst, src, c->len);
+            if (rc)
+                return rc;
+        } else {
+            memcpy(glex_unit_ram(f, d->dest_id, dunit) + c->ram_off, src, c->len);
+        }
         glex_ctrl_t r = *c;
         r.total = t->sbytes;
         glex_key_t k = glex_make_key(t->tag, me, myvp, d->seq_id, d->dest_vp, GLEX_PKT_READY,
@@ -304,7 +316,16 @@ static int coll_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
         return 1;
     }
     size_t es = glex_type_size((glex_type_t)d->type);
-    if (!t->has_area) {
+    /* a copy is placed by the sender's DMA in this host's buffer (the NIC
+     * holds none of it); what the ALU combines passes through unit RAM */
+    int in_place = !d->reduce_flag;
+    if (!t->pulse && in_place) {
+        uint64_t want = (t->bytes + f->p.pulses - 1) / f->p.pulses;
+        want = want < DIRECT_PULSE_MIN ? DIRECT_PULSE_MIN
+               : want > DIRECT_PULSE_MAX ? DIRECT_PULSE_MAX : want;
+        want = want / es * es;
+        t->pulse = (uint32_t)(want ? want : es);
+    } else if (!t->has_area && !in_place) {
         glex_ram_acquire(f, t->unit, t->job, myvp, t->bytes, &t->area);
         t->has_area = 1;
         uint64_t p = t->area.bytes / f->p.pulses;
@@ -321,11 +342,21 @@ static int coll_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
         while (t->r_granted < t->bytes && t->r_grant_frag - t->r_frag < f->p.pulses) {
             glex_ctrl_t c;
             uint32_t slot = t->r_grant_frag % f->p.pulses;
-            c.ram_off = t->area.off + slot * t->pulse;
             c.off = t->r_granted;
             c.len = (uint32_t)(t->bytes - t->r_granted < t->pulse ? t->bytes - t->r_granted
                                                                    : t->pulse);
             c.total = t->bytes;
+            if (in_place) {
+                /* the sender may write here only once this step's own send
+                 * no longer needs these bytes (an exchange in place) */
+                if (!recv_may_apply(t, d, c.off, c.len))
+                    break;
+                c.ram_off = 0;
+                c.dst = d->recv_addr + c.off;
+            } else {
+                c.ram_off = t->area.off + slot * t->pulse;
+                c.dst = 0;
+            }
             glex_key_t k = glex_make_key(t->tag, me, myvp, d->cp_count, d->recv_vp,
                                          GLEX_PKT_CREDIT, t->r_grant_frag);
             rc = glex_table_insert(f, d->recv_id, glex_job_unit(f, t->job), k, &c, sizeof c);
@@ -370,7 +401,14 @@ static int coll_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
             return glex_error(GLEX_EINVAL, "job %u: pulse %llu+%u arrived, expected %llu+%llu",
                               t->job, (unsigned long long)c.off, c.len,
                               (unsigned long long)t->r_done, (unsigned long long)len);
-        if ((rc = apply(t, d, dst + c.off, glex_unit_ram(f, me, t->unit) + c.ram_off, c.len)))
+        if (c.dst != (in_place ? d->recv_addr + c.off : 0))
+            return glex_error(GLEX_EINVAL, "job %u: pulse %llu+%u placed at %#llx, expected %#llx",
+                              t->job, (unsigned long long)c.off, c.len,
+                              (unsigned long long)c.dst,
+                              (unsigned long long)(in_place ? d->recv_addr + c.off : 0));
+        if (in_place)
+            glex_rdma_landed(dst + c.off, c.len); /* the sender's DMA wrote it */
+        else if ((rc = apply(t, d, dst + c.off, glex_unit_ram(f, me, t->unit) + c.ram_off, c.len)))
             return rc;
         count_recv(t, c.len);
         t->r_done += c.len;
@@ -379,7 +417,8 @@ static int coll_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
     }
     if (t->r_done == t->bytes) {
         t->recv_done = 1;
-        glex_ram_release(f, t->unit, &t->area);
+        if (t->has_area)
+            glex_ram_release(f, t->unit, &t->area);
         t->has_area = 0;
         /* a sender that waited long for the first credit announced its size */
         glex_ctrl_t a;

@@ -11,7 +11,7 @@
 #define GLEX_MAGIC 0x58454c4721454d55ull /* "UME!GLEX" */
 #define GLEX_PAGE 1024u                  /* unit RAM allocation granule */
 #define GLEX_TABLE_RESERVE_PCT 10u       /* hash slots kept free for collisions */
-#define GLEX_CTRL_BYTES 24u              /* payload of credit/data-ready packets */
+#define GLEX_CTRL_BYTES 32u              /* payload of credit/data-ready packets */
 
 #define glex_error glex_set_error
 
@@ -73,7 +73,10 @@ typedef struct glex_ctrl {
     uint32_t len;     /* bytes of this pulse */
     uint64_t off;     /* byte offset of the pulse in the message */
     uint64_t total;   /* the message size as its sender (READY) or receiver (CREDIT) has it */
+    uint64_t dst;     /* 0: the pulse goes to unit RAM at ram_off; else the receiving host's
+                       * address where the sender's DMA places it (a copy, no ALU) */
 } glex_ctrl_t;
+_Static_assert(sizeof(glex_ctrl_t) == GLEX_CTRL_BYTES, "control payload size");
 
 /* ---- shared memory structures ---- */
 typedef struct glex_unit_shm {

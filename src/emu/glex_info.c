@@ -29,7 +29,7 @@ static void usage(FILE *o)
             "  GLEX_STAGE_KB (auto, 0..4194304)  GLEX_STAGE_MAP (1, 0..1)\n"
             "  GLEX_ENGINE_BIND (process|rr|none|pu:N)  GLEX_ENGINE_THREAD (1|0)\n"
             "  GLEX_MAILBOXES (16, 0..1024)  GLEX_MAILBOX_KB (64, 1..1024)\n"
-            "  GLEX_COLL_SEGMENT_KB (64)\n");
+            "  GLEX_COLL_SEGMENT_KB (auto, 1..65536)\n");
 }
 
 /* a setting whose -1 means auto */

@@ -122,6 +122,20 @@ static int env_u64(const char *name, uint64_t def, uint64_t lo, uint64_t hi, uin
     return GLEX_OK;
 }
 
+/* GLEX_COLL_SEGMENT_KB: auto (0) or 1..65536 */
+static int env_seg_kb(uint64_t *out)
+{
+    const char *s = getenv("GLEX_COLL_SEGMENT_KB");
+    if (s && !strcmp(s, "auto")) {
+        *out = 0;
+        return GLEX_OK;
+    }
+    int rc = env_u64("GLEX_COLL_SEGMENT_KB", 0, 1, 65536, out);
+    if (rc)
+        glex_error(rc, "GLEX_COLL_SEGMENT_KB=%s is invalid: allowed auto or 1..65536", s);
+    return rc;
+}
+
 int glex_group_create(glex_vp_t *vp, uint64_t group_key, uint32_t size, uint32_t rank,
                       const uint32_t *nodes, const uint16_t *vps, glex_group_t **out)
 {
@@ -147,7 +161,7 @@ int glex_group_create(glex_vp_t *vp, uint64_t group_key, uint32_t size, uint32_t
     uint64_t seg_kb, max_plans;
     int rc;
     if ((rc = env_u64("GLEX_COLL_PLAN_CACHE", 256, 1, 1000000, &max_plans)) ||
-        (rc = env_u64("GLEX_COLL_SEGMENT_KB", 64, 1, 65536, &seg_kb)))
+        (rc = env_seg_kb(&seg_kb)))
         return rc;
     glex_group_t *g = calloc(1, sizeof *g);
     if (!g)
@@ -241,6 +255,9 @@ static glex_plan_sig_t make_sig(const glex_group_t *g, const glex_coll_args_t *a
     return s;
 }
 
+#define SEG_AUTO_MIN (256u * 1024u)
+#define SEG_AUTO_MAX (1024u * 1024u)
+
 /* Pipelining segment: GLEX_COLL_SEGMENT_KB, made coarser for big messages so
  * that every rank's plan fits its DQ.  It depends only on the call and the
  * group size, never on the rank: all members must cut the same segments. */
@@ -254,6 +271,10 @@ static uint64_t segment_bytes(const glex_group_t *g, const glex_coll_args_t *a, 
     int64_t room = (int64_t)prm->dq_depth - 2 * (int64_t)log2u(g->size) - 8;
     uint64_t max_segs = room > (int64_t)(2 * per_seg) ? (uint64_t)room / (2 * per_seg) : 1;
     uint64_t seg = g->seg_bytes;
+    if (!seg) /* auto: half the message within [256 KiB, 1 MiB] (measured: fewer, larger
+               * DMA pulses beat deeper pipelining on this machine, 2 and 8 ranks) */
+        seg = bytes / 2 < SEG_AUTO_MIN ? SEG_AUTO_MIN : bytes / 2 > SEG_AUTO_MAX ? SEG_AUTO_MAX
+                                                                                 : bytes / 2;
     if (bytes / seg >= max_segs)
         seg = (bytes + max_segs - 1) / max_segs;
     return seg;

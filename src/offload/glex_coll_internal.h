@@ -47,7 +47,7 @@ struct glex_group {
     glex_plan_t *buckets[GLEX_PLAN_BUCKETS];
     uint32_t nplans, max_plans; /* GLEX_COLL_PLAN_CACHE */
     uint64_t use_clock;
-    uint64_t seg_bytes;   /* pipelining segment (GLEX_COLL_SEGMENT_KB) */
+    uint64_t seg_bytes;   /* pipelining segment (GLEX_COLL_SEGMENT_KB), 0: auto */
     int lease;            /* JobID of the group's blocking calls, or -1: one per call */
     glex_coll_stats_t stats[GLEX_COLL_KIND_COUNT][GLEX_ALGO_COUNT][2];
     glex_direct_t *direct; /* direct path (glex_coll_direct.c) */
