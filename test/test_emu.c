@@ -250,7 +250,9 @@ static void test_descriptor_checks(void)
         { "dest_id", GLEX_EINVAL }, { "recv_id", GLEX_EINVAL }, { "op", GLEX_EINVAL },
         { "type", GLEX_EINVAL }, { "count", GLEX_EINVAL }, { "send_count", GLEX_EINVAL },
         { "inline_len", GLEX_EINVAL }, { "not offloadable", GLEX_ENOTSUP },
-        { "recv_addr", GLEX_EINVAL }, { "local_addr", GLEX_EINVAL }, { "ch", GLEX_EINVAL },
+        { "recv_addr", GLEX_EINVAL }, { "local_addr", GLEX_EINVAL },
+        { "data source node=9", GLEX_EINVAL }, { "data source seq=32", GLEX_EINVAL },
+        { "count=7", GLEX_EINVAL }, { "ch", GLEX_EINVAL },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         glex_desc_t d = coll_desc(0);
@@ -267,7 +269,7 @@ static void test_descriptor_checks(void)
         case 8: d.swap_remote_addr = 2; break;
         case 9: d.seq_id = 32; break;
         case 10: d.cp_count = 40; break;
-        case 11: d.branch = 2; break;
+        case 11: d.branch = GLEX_MAX_BRANCH + 1; break;
         case 12: d.source_vp = 1; break;
         case 13: d.dest_vp = 2047; break;
         case 14: d.recv_vp = 4; break;
@@ -281,6 +283,10 @@ static void test_descriptor_checks(void)
         case 22: d.reduce_flag = d.branch = 1, d.op = GLEX_OP_BAND, d.type = GLEX_DOUBLE; break;
         case 23: d.branch = 1, d.count = 4, d.recv_addr = 0; break;
         case 24: d.cp = 1, d.send_count = 4, d.local_addr = 0; break;
+        /* a counter-trigger receive: its listed sources, its inline size */
+        case 25: d.branch = 3, glex_desc_srcs(&d)[2].node = 9; break;
+        case 26: d.branch = 2, glex_desc_srcs(&d)[1].seq = 32; break;
+        case 27: d.branch = 2, d.type = GLEX_DOUBLE, d.count = 7; break;
         default: d.ch = 0; break;
         }
         int rc = glex_vp_post(vp, &d, 1);

@@ -136,7 +136,8 @@ typedef struct glex_desc {
     uint8_t job_id;      /* 8 bits */
     uint8_t seq_id;      /* 5 bits: step tag of the packet sent */
     uint8_t cp_count;    /* 5 bits: step tag of the packet awaited */
-    uint8_t branch;      /* packets awaited by this descriptor: 0..1 */
+    uint8_t branch;      /* packets awaited: 0, 1 (recv_id/recv_vp/cp_count), or 2..16
+                            listed in data[] (counter trigger, glex_src_t) */
     uint8_t op, type;
     uint16_t source_vp;  /* 11 bits: the VP that posts it */
     uint16_t dest_vp;    /* 11 bits */
@@ -158,6 +159,24 @@ typedef struct glex_desc {
 typedef struct glex_fabric glex_fabric_t;
 typedef struct glex_vp glex_vp_t;
 int glex_desc_check(const glex_vp_t *vp, const glex_desc_t *d);
+
+/* A COLL receive with branch = k > 1 (the first paper's counter trigger, up to
+ * GLEX_MAX_BRANCH streams): it fires once the CP counter of its (JobID, VP)
+ * shows k packets arrived, then takes and applies them in the order its
+ * sources are listed in data[] (so a reduction stays reproducible); each
+ * packet is an inline one (count elements of at most GLEX_INLINE_MAX bytes). */
+#define GLEX_MAX_BRANCH 16u
+typedef struct glex_src {
+    uint32_t node;  /* 24 bits */
+    uint16_t vp;    /* 11 bits */
+    uint8_t seq;    /* SeqID of its packet, 5 bits */
+    uint8_t pad;
+} glex_src_t;
+static inline glex_src_t *glex_desc_srcs(glex_desc_t *d) { return (glex_src_t *)(void *)d->data; }
+static inline const glex_src_t *glex_desc_srcs_c(const glex_desc_t *d)
+{
+    return (const glex_src_t *)(const void *)d->data;
+}
 
 typedef struct glex_cqe {
     uint64_t cookie;

@@ -37,7 +37,7 @@ int glex_desc_validate(const glex_fabric_t *f, uint32_t vp, const glex_desc_t *d
     BIT(swap_local_data); BIT(swap_local_vp); BIT(swap_remote_data); BIT(swap_remote_addr);
     RANGE(seq_id, 0, GLEX_MAX_SEQ - 1);
     RANGE(cp_count, 0, GLEX_MAX_SEQ - 1);
-    RANGE(branch, 0, 1);
+    RANGE(branch, 0, GLEX_MAX_BRANCH);
     CHECK(d->source_vp == vp, "source_vp", d->source_vp, vp, vp);
     RANGE(dest_vp, 0, p->vps_per_node - 1);
     RANGE(recv_vp, 0, p->vps_per_node - 1);
@@ -56,6 +56,17 @@ int glex_desc_validate(const glex_fabric_t *f, uint32_t vp, const glex_desc_t *d
         if (d->swap_local_vp) {
             RANGE(cp, 0, 0);
             RANGE(branch, 0, 0);
+        }
+        if (d->branch > 1) { /* counter trigger: inline packets from the listed sources */
+            RANGE(count, 0, p->inline_max / es);
+            const glex_src_t *src = glex_desc_srcs_c(d);
+            for (uint32_t i = 0; i < d->branch; i++) {
+                CHECK(src[i].node < f->nnodes, "data source node", src[i].node, 0, f->nnodes - 1);
+                CHECK(src[i].vp < p->vps_per_node, "data source vp", src[i].vp, 0,
+                      p->vps_per_node - 1);
+                CHECK(src[i].seq < GLEX_MAX_SEQ, "data source seq", src[i].seq, 0,
+                      GLEX_MAX_SEQ - 1);
+            }
         }
         if (d->reduce_flag && !glex_alu_supported((glex_op_t)d->op, (glex_type_t)d->type))
             return glex_error(GLEX_ENOTSUP,

@@ -179,6 +179,8 @@ static int coll_send(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
         }
         if (rc)
             return rc;
+        atomic_fetch_add_explicit(glex_cp_counter(f, d->dest_id, t->job, d->dest_vp), 1,
+                                  memory_order_release);
         count_send(t, t->sbytes);
         glex_ring(f, d->dest_id);
         t->send_done = 1;
@@ -291,8 +293,60 @@ static int inline_recv_mismatch(glex_fabric_t *f, glex_task_t *t, const glex_des
     return size_error(t, 1, a.total, t->bytes);
 }
 
+/* take the CP packet (inline data) of key from this node's buffer: its
+ * length, or -1; the (JobID, VP) counter counts it out */
+static int take_cp(glex_fabric_t *f, glex_task_t *t, glex_key_t k, void *buf)
+{
+    int len = glex_table_take(f, f->node, t->unit, k, buf, GLEX_INLINE_CAP);
+    if (len >= 0)
+        atomic_fetch_sub_explicit(glex_cp_counter(f, f->node, t->job, t->vp->index), 1,
+                                  memory_order_relaxed);
+    return len;
+}
+
+/* Counter trigger (branch > 1): the descriptor fires once its VP's CP counter
+ * shows the packets it awaits, then applies them in the order of its source
+ * list; a packet counted but not there yet (the counter also counts packets
+ * of later steps) is waited for, in order. */
+static int coll_recv_many(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d,
+                          glex_unit_shm_t *u)
+{
+    const glex_src_t *src = glex_desc_srcs_c(d);
+    uint32_t myvp = t->vp->index;
+    int work = 0, rc;
+    if (!recv_may_apply(t, d, 0, t->bytes))
+        return 0;
+    uint32_t arrived = atomic_load_explicit(glex_cp_counter(f, f->node, t->job, myvp),
+                                            memory_order_acquire);
+    if (arrived < d->branch - t->r_frag) { /* not triggered yet */
+        park(t, u, 0);
+        return 0;
+    }
+    while (t->r_frag < d->branch) {
+        uint8_t buf[GLEX_INLINE_CAP];
+        const glex_src_t *s = &src[t->r_frag];
+        glex_key_t k = glex_make_key(t->tag, s->node, s->vp, s->seq, myvp, GLEX_PKT_DATA, 0);
+        int len = take_cp(f, t, k, buf);
+        if (len < 0) {
+            park(t, u, 0);
+            return work;
+        }
+        if ((uint64_t)len != t->bytes)
+            return size_error(t, 1, (uint64_t)len, t->bytes);
+        if ((rc = apply(t, d, (void *)(uintptr_t)d->recv_addr, buf, t->bytes)))
+            return rc;
+        count_recv(t, t->bytes);
+        t->r_frag++;
+        work = 1;
+    }
+    t->recv_done = 1;
+    return 1;
+}
+
 static int coll_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, glex_unit_shm_t *u)
 {
+    if (d->branch > 1)
+        return coll_recv_many(f, t, d, u);
     int work = 0, rc;
     uint32_t me = f->node, myvp = t->vp->index;
     uint8_t *dst = (uint8_t *)(uintptr_t)d->recv_addr;
@@ -302,7 +356,7 @@ static int coll_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
             return 0;
         glex_key_t k = glex_make_key(t->tag, d->recv_id, d->recv_vp, d->cp_count, myvp,
                                      GLEX_PKT_DATA, 0);
-        int len = glex_table_take(f, me, t->unit, k, buf, sizeof buf);
+        int len = take_cp(f, t, k, buf);
         if (len < 0) {
             park(t, u, 0);
             return inline_recv_mismatch(f, t, d);
@@ -389,7 +443,7 @@ static int coll_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
                 uint8_t buf[GLEX_INLINE_CAP];
                 k = glex_make_key(t->tag, d->recv_id, d->recv_vp, d->cp_count, myvp,
                                   GLEX_PKT_DATA, 0);
-                int small = glex_table_take(f, me, t->unit, k, buf, sizeof buf);
+                int small = take_cp(f, t, k, buf);
                 if (small >= 0)
                     return size_error(t, 1, (uint64_t)small, t->bytes);
             }
@@ -567,6 +621,7 @@ static void fail_task(glex_fabric_t *f, glex_task_t *t, int code)
         t->has_area = 0;
     }
     glex_table_purge(f, f->node, t->unit, t->job, t->vp->index);
+    atomic_store(glex_cp_counter(f, f->node, t->job, t->vp->index), 0);
     t->cur = t->n; /* ends the task */
 }
 
@@ -581,6 +636,11 @@ static void stalled(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, uint
     int receiving = d->branch && !t->recv_done;
     uint32_t peer = receiving ? d->recv_id : d->dest_id;
     uint32_t pvp = receiving ? d->recv_vp : d->dest_vp;
+    if (receiving && d->branch > 1) { /* the listed source it waits for now */
+        const glex_src_t *src = &glex_desc_srcs_c(d)[t->r_frag < d->branch ? t->r_frag : 0];
+        peer = src->node;
+        pvp = src->vp;
+    }
     const char *what = d->kind == GLEX_DESC_MP ? "room in an open receive queue"
                        : receiving             ? "packet"
                                                : "credit";
@@ -616,7 +676,9 @@ static const glex_desc_t *cur_desc(glex_task_t *t)
     if (!t->rel)
         return d;
     if (!t->started) {
-        memcpy(&t->cd, d, d->kind == GLEX_DESC_MP ? sizeof *d : offsetof(glex_desc_t, data));
+        memcpy(&t->cd, d, d->kind == GLEX_DESC_MP ? sizeof *d
+                          : offsetof(glex_desc_t, data) +
+                                (d->branch > 1 ? d->branch * sizeof(glex_src_t) : 0));
         t->cd.job_id = t->regs.job_id;
         t->cd.local_addr = reloc(&t->regs, d->local_addr);
         t->cd.recv_addr = reloc(&t->regs, d->recv_addr);

@@ -34,7 +34,10 @@ static void layout(glex_shm_header_t *h, const glex_params_t *p, uint32_t nnodes
     off = ALIGN(off + nnodes * sizeof(glex_node_shm_t), 64);
     h->off_units = off;
     off = ALIGN(off + units * sizeof(glex_unit_shm_t), 64);
-    h->unit_stride_bitmap = ALIGN((h->table_words + pool_words) * 8ull, 64);
+    /* ... then the CP counters: one word per (JobID slot of the unit, VP) */
+    h->unit_stride_bitmap = ALIGN((h->table_words + pool_words) * 8ull, 64) +
+                            ALIGN((uint64_t)h->jobs_per_unit * p->vps_per_node * 4u, 64);
+    h->off_cp_counters = ALIGN((h->table_words + pool_words) * 8ull, 64);
     h->off_bitmaps = off;
     off = ALIGN(off + units * h->unit_stride_bitmap, 4096);
     h->unit_stride_table = ALIGN((uint64_t)p->table_slots * h->entry_size, 4096);

@@ -152,6 +152,7 @@ typedef struct glex_shm_header {
     uint64_t unit_stride_bitmap, unit_stride_table, unit_stride_ram;
     uint64_t vp_ring_stride;
     uint64_t off_mboxes, mbox_stride;
+    uint64_t off_cp_counters; /* within a unit's bitmap area */
     uint32_t entry_size, table_words, ram_pages, pool_first_page, guar_pages;
     uint32_t jobs_per_unit;
     glex_lock_t job_lock;
@@ -228,6 +229,16 @@ static inline uint64_t *glex_unit_bitmap(const glex_fabric_t *f, uint32_t node, 
 {
     return (uint64_t *)(f->base + f->hdr->off_bitmaps +
                         f->hdr->unit_stride_bitmap * glex_unit_index(f, node, unit));
+}
+/* the CP counter of (JobID, VP) on a node: CP packets (inline data packets)
+ * that arrived there and were not taken yet; the counter trigger reads it */
+static inline _Atomic uint32_t *glex_cp_counter(const glex_fabric_t *f, uint32_t node, uint32_t job,
+                                                uint32_t vp)
+{
+    uint32_t unit = (job & 0xffu) % f->p.units, slot = (job & 0xffu) / f->p.units;
+    return (_Atomic uint32_t *)((uint8_t *)glex_unit_bitmap(f, node, unit) +
+                                f->hdr->off_cp_counters) +
+           (size_t)slot * f->p.vps_per_node + vp;
 }
 static inline uint8_t *glex_unit_table(const glex_fabric_t *f, uint32_t node, uint32_t unit)
 {

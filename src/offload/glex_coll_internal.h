@@ -107,6 +107,12 @@ void sc_xchg(glex_sched_t *s, uint32_t peer, uint32_t seq, uint64_t sref, uint64
 void sc_fwd(glex_sched_t *s, uint32_t src, uint32_t rseq, uint32_t dst, uint32_t sseq,
             uint64_t ref, uint64_t cnt, bool red);
 void sc_local(glex_sched_t *s, uint64_t sref, uint64_t dref, uint64_t cnt, bool red);
+/* the counter trigger: one descriptor combines k packets (peers[i] with
+ * SeqID seqs[i], in that order) into ref, then (dst >= 0) forwards the
+ * result to dst with SeqID dseq; only for k = 2..16 inline-sized packets */
+bool sc_many_fits(const glex_sched_t *s, uint64_t cnt, int k);
+void sc_combine_many(glex_sched_t *s, const uint32_t *peers, const uint32_t *seqs, int k,
+                     uint64_t ref, uint64_t cnt, int64_t dst, uint32_t dseq);
 void sc_need_tmp(glex_sched_t *s, uint64_t bytes);
 
 /* shapes shared by algorithms */

@@ -32,6 +32,14 @@ static void reduce_binomial(glex_sched_t *s, uint32_t root, uint64_t acc, uint64
     }
     if (src != acc && cnt)
         sc_local(s, src, acc, cnt, false);
+    if (sc_many_fits(s, cnt, nk)) { /* all children in one descriptor (counter trigger) */
+        uint32_t peers[32];
+        for (int i = 0; i < nk; i++)
+            peers[i] = REAL(kids[i]);
+        int64_t up = parent >= 0 ? (int64_t)REAL((uint32_t)parent) : -1;
+        sc_combine_many(s, peers, bits, nk, acc, cnt, up, mybit);
+        return;
+    }
     for (int i = 0; i < nk; i++) {
         if (i == nk - 1 && parent >= 0)
             sc_fwd(s, REAL(kids[i]), bits[i], REAL((uint32_t)parent), mybit, acc, cnt, true);

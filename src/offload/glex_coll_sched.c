@@ -94,6 +94,36 @@ void sc_fwd(glex_sched_t *s, uint32_t src, uint32_t rseq, uint32_t dst, uint32_t
     d->count = d->send_count = cnt;
 }
 
+bool sc_many_fits(const glex_sched_t *s, uint64_t cnt, int k)
+{
+    return k > 1 && (uint32_t)k <= GLEX_MAX_BRANCH &&
+           cnt * s->es <= glex_fabric_params(s->g->f)->inline_max;
+}
+
+void sc_combine_many(glex_sched_t *s, const uint32_t *peers, const uint32_t *seqs, int k,
+                     uint64_t ref, uint64_t cnt, int64_t dst, uint32_t dseq)
+{
+    glex_desc_t *d = emit(s);
+    if (!d)
+        return;
+    set_src(s, d, peers[0], seqs[0], true); /* the first source, for diagnostics */
+    d->branch = (uint8_t)k;
+    glex_src_t *src = glex_desc_srcs(d);
+    for (int i = 0; i < k; i++) {
+        src[i].node = s->g->nodes[peers[i]];
+        src[i].vp = s->g->vps[peers[i]];
+        src[i].seq = (uint8_t)(seqs[i] % GLEX_MAX_SEQ);
+    }
+    d->recv_addr = ref;
+    d->count = cnt;
+    if (dst >= 0) {
+        set_dest(s, d, (uint32_t)dst, dseq);
+        d->swap_remote_data = 1;
+        d->local_addr = ref;
+        d->send_count = cnt;
+    }
+}
+
 void sc_local(glex_sched_t *s, uint64_t sref, uint64_t dref, uint64_t cnt, bool red)
 {
     glex_desc_t *d = emit(s);

@@ -11,13 +11,15 @@ each) with 'auto' at this size:
                  receive-combine in one descriptor; the send buffer is copied
                  to the receive buffer first (one local descriptor)
   MPI_Reduce     binomial tree at root 0: a leaf sends its buffer; an inner
-                 node copies its own (one local descriptor), then combines
-                 each child's packet (one descriptor each, the last also
-                 forwarding to its parent)
+                 node copies its own (one local descriptor), then one
+                 descriptor (the counter trigger: it fires when all its
+                 children's packets are in) combines them in order and
+                 forwards the result to its parent
   MPI_Bcast      binomial tree: the root sends to each child; an inner node
                  receives and forwards to its largest subtree in one
                  descriptor, then sends to the others; a leaf receives
-  MPI_Barrier    binomial reduce then bcast of empty packets (no ALU work)
+  MPI_Barrier    binomial reduce then bcast of empty packets (no ALU work;
+                 an inner node's children in one counter-triggered descriptor)
 
 Per call, 'offload' runs one task; 'host-based' one task per descriptor.
 Prints TAP; exits 1 on a mismatch."""
@@ -44,13 +46,13 @@ def expected(kind, v, n):
     if kind == "MPI_Reduce":
         if k == 0:
             return (1, 1, 0, 0)
-        return (1 + k, 1 if parent else 0, k, k)
+        return (2, 1 if parent else 0, k, k)  # local copy + one counter-triggered combine
     if kind == "MPI_Bcast":
         if not parent:
             return (k, k, 0, 0)
         return (max(k, 1), k, 1, 0)
     if kind == "MPI_Barrier":
-        red = (1, 1, 0) if k == 0 else (k, 1 if parent else 0, k)
+        red = (1, 1, 0) if k == 0 else (1, 1 if parent else 0, k)
         bc = (k, k, 0) if not parent else (max(k, 1), k, 1)
         return (red[0] + bc[0], red[1] + bc[1], red[2] + bc[2], 0)
     # MPI_Allreduce, recursive doubling
