@@ -155,6 +155,9 @@ static int size_error(const glex_task_t *t, int receiving, uint64_t theirs, uint
 /* pulses of a copy placed in the receiver's buffer (no unit RAM): large, as
  * each is one DMA (a system call here) and one credit round trip */
 #define DIRECT_PULSE_MIN (16u * 1024u)
+/* below this a copy still goes through unit RAM: a memcpy into shared memory
+ * costs less than a DMA by system call (measured: 64 B - 8 KiB 2-rank bcast) */
+#define DIRECT_MIN_BYTES (16u * 1024u)
 #define DIRECT_PULSE_MAX (1024u * 1024u)
 
 /* waited this long for the first packet of a transfer: look for a size mismatch */
@@ -372,7 +375,7 @@ static int coll_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
     size_t es = glex_type_size((glex_type_t)d->type);
     /* a copy is placed by the sender's DMA in this host's buffer (the NIC
      * holds none of it); what the ALU combines passes through unit RAM */
-    int in_place = !d->reduce_flag;
+    int in_place = !d->reduce_flag && t->bytes >= DIRECT_MIN_BYTES;
     if (!t->pulse && in_place) {
         uint64_t want = (t->bytes + f->p.pulses - 1) / f->p.pulses;
         want = want < DIRECT_PULSE_MIN ? DIRECT_PULSE_MIN

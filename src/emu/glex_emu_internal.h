@@ -60,7 +60,7 @@ typedef struct glex_pkt_hdr {
     glex_key_t key;
     uint16_t len;
     _Atomic uint8_t state; /* GLEX_SLOT_*: claimed by CAS, published with release */
-    uint8_t pad;
+    _Atomic uint8_t waiter; /* a sender waits to insert this key again: ring it at take */
 } glex_pkt_hdr_t; /* 16 bytes; payload follows */
 
 /* a DATA packet with this fragment number announces a pulsed send's size

@@ -120,10 +120,15 @@ int glex_table_insert(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_key_t
     uint32_t home = home_bucket(key, nb);
     _Atomic uint8_t *over = over_counts(f, node, unit);
     /* a packet of the same key still here (the sender's previous task's, not
-     * consumed yet): never overwrite, the sender retries */
-    int look_on = 1;
-    glex_pkt_hdr_t *slot = NULL;
-    uint32_t at = home;
+     * consumed yet): never overwrite; the sender retries once the receiver
+     * takes that packet and rings it (the waiter mark) */
+    int look_on;
+    glex_pkt_hdr_t *slot;
+    uint32_t at;
+retry:
+    look_on = 1;
+    slot = NULL;
+    at = home;
     for (uint32_t r = 0; r < GLEX_REACH && (look_on || !slot); r++) {
         uint32_t b = (home + r) % nb, lo, hi;
         bucket_slots(f, b, &lo, &hi);
@@ -134,6 +139,10 @@ int glex_table_insert(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_key_t
             if (st == GLEX_SLOT_FULL && key_eq(e->key, key)) {
                 if (slot)
                     atomic_store_explicit(&slot->state, GLEX_SLOT_EMPTY, memory_order_release);
+                atomic_store(&e->waiter, 1);
+                atomic_thread_fence(memory_order_seq_cst);
+                if (atomic_load(&e->state) != GLEX_SLOT_FULL || !key_eq(e->key, key))
+                    goto retry; /* taken meanwhile: the mark may have come too late */
                 atomic_fetch_sub_explicit(&u->used, 1, memory_order_relaxed);
                 atomic_fetch_add_explicit(&u->hash_probes, probes, memory_order_relaxed);
                 return GLEX_EAGAIN;
@@ -155,6 +164,7 @@ int glex_table_insert(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_key_t
     }
     slot->key = key;
     slot->len = (uint16_t)len;
+    atomic_store_explicit(&slot->waiter, 0, memory_order_relaxed);
     if (len)
         memcpy(slot + 1, payload, len);
     if (at != home)
@@ -186,7 +196,10 @@ int glex_table_take(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_key_t k
                 continue;
             int len = e->len < cap ? e->len : (int)cap;
             memcpy(payload, e + 1, (size_t)len);
+            int waiter = atomic_exchange(&e->waiter, 0);
             release_slot(f, node, unit, e, b, home);
+            if (waiter) /* its sender waits to insert the same key again */
+                glex_ring(f, (uint32_t)(key.hi >> 16) & 0xffffffu);
             return len;
         }
         if (r == 0)
