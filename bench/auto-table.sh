@@ -1,7 +1,7 @@
 #!/bin/sh
 # auto-table.sh - measure every engine algorithm of each collective with
 # glex-bench and print, per collective, process count and message size,
-# the fastest one: the data behind 'auto' (src/offload/glex_coll_select.c,
+# the fastest one: the data behind 'auto' (src/offload/glex_coll_group.c,
 # doc/algorithms.md).  Offload mode, default NIC parameters.
 #
 # usage: sh bench/auto-table.sh [-b BINDIR] [-n "2 4 8 16"] [-m MIN:MAX] [-i ITERS]

@@ -1,7 +1,8 @@
-/* glex_coll_group.c - groups, algorithm names, the 'auto' threshold table and
- * the per-group plan cache. */
+/* glex_coll_group.c - groups, algorithm names and fitting, the 'auto'
+ * selection table and the per-group plan cache. */
 #include "glex_coll_internal.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,29 +80,71 @@ bool glex_algo_fits(const glex_group_t *g, const glex_coll_args_t *a, glex_algo_
     }
 }
 
-/* The one threshold table behind 'auto' (doc/algorithms.md):
- *   bcast:     < 16 KiB or 2 ranks: binomial;            else double_tree
- *   reduce:    < 64 KiB or count < pof2: binomial;       else rabenseifner
- *   allreduce: <= 4 KiB or count < pof2: recursive_doubling; else rabenseifner
- *   barrier:   binomial */
+/* ---- 'auto': the one selection table of each collective (message size x
+ * group size x processes per CPU -> algorithm), measured on this machine
+ * with bench/auto-table.sh (doc/algorithms.md has the data behind it).  Rows
+ * are read in order; the first that matches decides.  It never picks
+ * 'direct', which runs outside the NIC model. ---- */
+
+#define KIB 1024ull
+#define ANY UINT64_MAX
+
+typedef struct {
+    uint32_t min_ppc;   /* processes of the job per online CPU, at least */
+    uint32_t min_n;     /* group size, at least */
+    uint64_t below;     /* message bytes below this */
+    glex_algo_t algo;
+} sel_row_t;
+
+/* allreduce: recursive doubling while it fits (fewest steps); oversubscribed,
+ * a binomial reduce + bcast sends fewer messages (2(n-1) against n log n),
+ * and each message costs a context switch; Rabenseifner for large vectors */
+static const sel_row_t allreduce_rows[] = {
+    { 3, 1, 64, GLEX_ALGO_RECURSIVE_DOUBLING },
+    { 3, 1, 512 * KIB, GLEX_ALGO_BINOMIAL },
+    { 1, 1, 512 * KIB, GLEX_ALGO_RECURSIVE_DOUBLING },
+    { 1, 1, ANY, GLEX_ALGO_RABENSEIFNER },
+};
+/* reduce: binomial (all children in one counter-triggered descriptor) for
+ * small messages, double tree (two halves, two trees) in the middle */
+static const sel_row_t reduce_rows[] = {
+    { 1, 1, 16 * KIB, GLEX_ALGO_BINOMIAL },
+    { 1, 1, 2048 * KIB, GLEX_ALGO_DOUBLE_TREE },
+    { 1, 1, ANY, GLEX_ALGO_BINOMIAL },
+};
+/* bcast: binomial, except large messages in groups of 8 and more */
+static const sel_row_t bcast_rows[] = {
+    { 1, 8, 512 * KIB, GLEX_ALGO_BINOMIAL },
+    { 1, 8, 4096 * KIB, GLEX_ALGO_DOUBLE_TREE },
+    { 1, 1, ANY, GLEX_ALGO_BINOMIAL },
+};
+
+static glex_algo_t lookup(const sel_row_t *rows, size_t nrows, uint32_t ppc, uint32_t n,
+                          uint64_t bytes)
+{
+    for (size_t i = 0; i < nrows; i++)
+        if (ppc >= rows[i].min_ppc && n >= rows[i].min_n && bytes < rows[i].below)
+            return rows[i].algo;
+    return GLEX_ALGO_BINOMIAL;
+}
+
+#define LOOKUP(rows, ppc, n, bytes) lookup(rows, sizeof rows / sizeof rows[0], ppc, n, bytes)
+
 glex_algo_t glex_algo_auto(const glex_group_t *g, const glex_coll_args_t *a)
 {
     uint64_t bytes = a->count * glex_type_size(a->type);
-    uint32_t n = g->size;
-    /* never 'direct': it runs outside the NIC model (a named baseline only) */
+    uint32_t n = g->size, ppc = glex_procs_per_cpu(g->f);
+    glex_algo_t algo;
     switch (a->kind) {
-    case GLEX_COLL_BCAST:
-        return (bytes < 16384 || n <= 2 || a->count < 2) ? GLEX_ALGO_BINOMIAL
-                                                         : GLEX_ALGO_DOUBLE_TREE;
-    case GLEX_COLL_REDUCE:
-        return (bytes < 65536 || a->count < pof2_floor(n)) ? GLEX_ALGO_BINOMIAL
-                                                           : GLEX_ALGO_RABENSEIFNER;
-    case GLEX_COLL_ALLREDUCE:
-        return (bytes <= 4096 || a->count < pof2_floor(n)) ? GLEX_ALGO_RECURSIVE_DOUBLING
-                                                           : GLEX_ALGO_RABENSEIFNER;
-    default:
-        return GLEX_ALGO_BINOMIAL;
+    case GLEX_COLL_BCAST: algo = LOOKUP(bcast_rows, ppc, n, bytes); break;
+    case GLEX_COLL_REDUCE: algo = LOOKUP(reduce_rows, ppc, n, bytes); break;
+    case GLEX_COLL_ALLREDUCE: algo = LOOKUP(allreduce_rows, ppc, n, bytes); break;
+    default: return GLEX_ALGO_BINOMIAL;
     }
+    /* a choice that does not fit the call (too few elements) */
+    if (!glex_algo_fits(g, a, algo))
+        algo = a->kind == GLEX_COLL_ALLREDUCE ? GLEX_ALGO_RECURSIVE_DOUBLING : GLEX_ALGO_BINOMIAL;
+    return algo;
 }
 
 /* ---- groups ---- */
