@@ -248,6 +248,10 @@ typedef struct glex_post_regs {
     uint64_t base[4]; /* base[0] unused: an address with top byte 0 is absolute */
     uint64_t cookie;
     uint8_t job_id;
+    uint8_t pad;
+    uint16_t gen_add; /* added to the JobID's generation in this task's packet keys:
+                         a JobID held for many tasks (glex_job_lease) gives each its
+                         own keys by counting its tasks here */
 } glex_post_regs_t;
 int glex_list_check(const glex_vp_t *vp, const glex_desc_t *d, size_t n);
 /* GLEX_EAGAIN if the DQ is full; GLEX_EINVAL for a null list, n = 0 or a JobID

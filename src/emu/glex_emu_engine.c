@@ -623,7 +623,7 @@ static void fail_task(glex_fabric_t *f, glex_task_t *t, int code)
         glex_ram_release(f, t->unit, &t->area);
         t->has_area = 0;
     }
-    glex_table_purge(f, f->node, t->unit, t->job, t->vp->index);
+    glex_table_purge(f, f->node, t->unit, t->tag, t->vp->index);
     atomic_store(glex_cp_counter(f, f->node, t->job, t->vp->index), 0);
     t->cur = t->n; /* ends the task */
 }
@@ -801,7 +801,8 @@ static int fetch(glex_fabric_t *f, glex_engine_t *e, glex_vp_t *vp)
             t->job = t->own[0].job_id;
         }
         t->vp = vp;
-        t->tag = t->job | atomic_load(&f->hdr->jobs[t->job].gen) << 8;
+        t->tag = t->job | ((atomic_load(&f->hdr->jobs[t->job].gen) +
+                            (t->rel ? t->regs.gen_add : 0u)) & 0xffffu) << 8;
         t->unit = glex_job_unit(f, t->job);
         t->last_progress = glex_now_ns();
         atomic_fetch_add_explicit(&glex_unit_shm(f, f->node, t->unit)->tasks_admitted, 1,

@@ -547,31 +547,30 @@ static int job_take(glex_shm_header_t *h, uint64_t key, uint32_t members, int le
     return id;
 }
 
-int glex_job_acquire(glex_fabric_t *f, uint64_t key, uint32_t members)
+static int job_agree(glex_fabric_t *f, uint64_t key, uint32_t members, int lease)
 {
     glex_shm_header_t *h = f->hdr;
     if (members == 0)
         return glex_error(GLEX_EINVAL, "members=0 is out of range 1..%u", GLEX_MAX_NODES);
     glex_lock(&h->job_lock);
-    int id = job_take(h, key, members, 0);
+    int id = job_take(h, key, members, lease);
     glex_unlock(&h->job_lock);
-    if (id < 0)
-        return glex_error(GLEX_EAGAIN, "all %u JobIDs are in use", GLEX_MAX_JOBS);
-    return id;
+    if (id >= 0)
+        return id;
+    if (lease)
+        return glex_error(GLEX_ENOENT, "no JobID to lease (%u of %u may be leased): this "
+                          "group takes one per task", GLEX_MAX_LEASES, GLEX_MAX_JOBS);
+    return glex_error(GLEX_EAGAIN, "all %u JobIDs are in use", GLEX_MAX_JOBS);
+}
+
+int glex_job_acquire(glex_fabric_t *f, uint64_t key, uint32_t members)
+{
+    return job_agree(f, key, members, 0);
 }
 
 int glex_job_lease(glex_fabric_t *f, uint64_t key, uint32_t members)
 {
-    glex_shm_header_t *h = f->hdr;
-    if (members == 0)
-        return glex_error(GLEX_EINVAL, "members=0 is out of range 1..%u", GLEX_MAX_NODES);
-    glex_lock(&h->job_lock);
-    int id = job_take(h, key, members, 1);
-    glex_unlock(&h->job_lock);
-    if (id < 0)
-        return glex_error(GLEX_ENOENT, "no JobID to lease (%u of %u may be leased): this "
-                          "group takes one per task", GLEX_MAX_LEASES, GLEX_MAX_JOBS);
-    return id;
+    return job_agree(f, key, members, 1);
 }
 
 void glex_job_release(glex_fabric_t *f, int job_id)

@@ -276,8 +276,9 @@ int glex_table_insert(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_key_t
 /* returns payload length and copies it out, or -1 when absent */
 int glex_table_take(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_key_t key,
                     void *payload, uint32_t cap);
-/* drop every packet of one job addressed to one VP (after a failed task) */
-void glex_table_purge(glex_fabric_t *f, uint32_t node, uint32_t unit, uint32_t job, uint32_t dvp);
+/* drop every packet of one task (tag: JobID | generation << 8) addressed to
+ * one VP (after it failed) */
+void glex_table_purge(glex_fabric_t *f, uint32_t node, uint32_t unit, uint32_t tag, uint32_t dvp);
 
 /* unit RAM credit areas (glex_emu_table.c) */
 typedef struct glex_area {

@@ -71,10 +71,11 @@ static void release_slot(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_pk
     atomic_fetch_sub_explicit(&glex_unit_shm(f, node, unit)->used, 1, memory_order_relaxed);
 }
 
-/* Drop packets of an earlier use of their JobID (left by a failed task: the
- * generation in their key is not the JobID's current one).  Called by a
- * sender that found the buffer full; returns how many went. */
-static uint32_t sweep_stale(glex_fabric_t *f, uint32_t node, uint32_t unit)
+/* Empty every slot holding a packet for which drop(f, key, arg) says so;
+ * returns how many went. */
+static uint32_t drop_where(glex_fabric_t *f, uint32_t node, uint32_t unit,
+                           int (*drop)(const glex_fabric_t *, glex_key_t, const void *),
+                           const void *arg)
 {
     uint8_t *tab = glex_unit_table(f, node, unit);
     uint32_t esz = f->hdr->entry_size, nb = nbuckets(f), n = 0;
@@ -84,17 +85,32 @@ static uint32_t sweep_stale(glex_fabric_t *f, uint32_t node, uint32_t unit)
         for (uint32_t i = lo; i < hi; i++) {
             glex_pkt_hdr_t *e = entry(tab, esz, i);
             uint8_t st = GLEX_SLOT_FULL;
-            if (atomic_load_explicit(&e->state, memory_order_acquire) != GLEX_SLOT_FULL)
-                continue;
-            uint32_t job = (uint32_t)(e->key.hi >> 40) & 0xffu, gen = (uint32_t)(e->key.hi >> 48);
-            if (gen == atomic_load(&f->hdr->jobs[job].gen))
-                continue;
-            if (!atomic_compare_exchange_strong(&e->state, &st, GLEX_SLOT_BUSY))
+            if (atomic_load_explicit(&e->state, memory_order_acquire) != GLEX_SLOT_FULL ||
+                !drop(f, e->key, arg) ||
+                !atomic_compare_exchange_strong(&e->state, &st, GLEX_SLOT_BUSY))
                 continue;
             release_slot(f, node, unit, e, b, home_bucket(e->key, nb));
             n++;
         }
     }
+    return n;
+}
+
+/* a packet of an earlier use of its JobID (left by a failed task: the
+ * generation in its key is not the JobID's current one); a leased JobID's
+ * tasks each have their own generation, so none of theirs is stale */
+static int stale(const glex_fabric_t *f, glex_key_t k, const void *arg)
+{
+    (void)arg;
+    uint32_t job = (uint32_t)(k.hi >> 40) & 0xffu, gen = (uint32_t)(k.hi >> 48);
+    return gen != atomic_load(&f->hdr->jobs[job].gen) &&
+           !__atomic_load_n(&f->hdr->jobs[job].lease, __ATOMIC_RELAXED);
+}
+
+/* Drop stale packets; called by a sender that found the buffer full. */
+static uint32_t sweep_stale(glex_fabric_t *f, uint32_t node, uint32_t unit)
+{
+    uint32_t n = drop_where(f, node, unit, stale, NULL);
     atomic_fetch_add_explicit(&glex_unit_shm(f, node, unit)->stale_dropped, n,
                               memory_order_relaxed);
     return n;
@@ -209,22 +225,18 @@ int glex_table_take(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_key_t k
     return -1;
 }
 
-void glex_table_purge(glex_fabric_t *f, uint32_t node, uint32_t unit, uint32_t job, uint32_t dvp)
+/* a packet of task tag (JobID | generation << 8) addressed to VP arg[1] */
+static int of_task(const glex_fabric_t *f, glex_key_t k, const void *arg)
 {
-    uint8_t *tab = glex_unit_table(f, node, unit);
-    uint32_t esz = f->hdr->entry_size, nb = nbuckets(f);
-    for (uint32_t b = 0; b < nb; b++) {
-        uint32_t lo, hi;
-        bucket_slots(f, b, &lo, &hi);
-        for (uint32_t i = lo; i < hi; i++) {
-            glex_pkt_hdr_t *e = entry(tab, esz, i);
-            uint8_t st = GLEX_SLOT_FULL;
-            if (atomic_load_explicit(&e->state, memory_order_acquire) == GLEX_SLOT_FULL &&
-                ((e->key.hi >> 40) & 0xffu) == job && (e->key.lo & 0x7ffu) == dvp &&
-                atomic_compare_exchange_strong(&e->state, &st, GLEX_SLOT_BUSY))
-                release_slot(f, node, unit, e, b, home_bucket(e->key, nb));
-        }
-    }
+    (void)f;
+    const uint32_t *a = arg;
+    return (uint32_t)(k.hi >> 40) == a[0] && (k.lo & 0x7ffu) == a[1];
+}
+
+void glex_table_purge(glex_fabric_t *f, uint32_t node, uint32_t unit, uint32_t tag, uint32_t dvp)
+{
+    const uint32_t arg[2] = { tag, dvp };
+    drop_where(f, node, unit, of_task, arg);
 }
 
 /* ---- unit RAM: guaranteed per-(JobID, VP) area + a shared pool ---- */

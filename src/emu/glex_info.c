@@ -23,7 +23,7 @@ static void usage(FILE *o)
             "  --all         with --job: every unit, also idle ones\n"
             "Parameters (environment, see doc/env.md):\n"
             "  GLEX_UNITS (8, 1..64)  GLEX_UNIT_BUFFER_KB (512)  GLEX_TABLE_SLOTS (2048)\n"
-            "  GLEX_INLINE_MAX (48, 24..256)  GLEX_VPS_PER_NODE (4)  GLEX_DQ_DEPTH (1024)\n"
+            "  GLEX_INLINE_MAX (48, 32..256)  GLEX_VPS_PER_NODE (4)  GLEX_DQ_DEPTH (1024)\n"
             "  GLEX_CQ_DEPTH (1024)  GLEX_PULSES (4)  GLEX_TIMEOUT (30 s)  GLEX_SPIN_US (auto)\n"
             "  GLEX_YIELD_US (auto)  GLEX_RDMA_KB (auto, 0..1024)\n"
             "  GLEX_STAGE_KB (auto, 0..4194304)  GLEX_STAGE_MAP (1, 0..1)\n"

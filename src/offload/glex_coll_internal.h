@@ -49,6 +49,7 @@ struct glex_group {
     uint64_t use_clock;
     uint64_t seg_bytes;   /* pipelining segment (GLEX_COLL_SEGMENT_KB), 0: auto */
     int lease;            /* JobID of the group's blocking calls, or -1: one per call */
+    uint32_t lease_calls; /* blocking calls under it: each its own key generation */
     glex_coll_stats_t stats[GLEX_COLL_KIND_COUNT][GLEX_ALGO_COUNT][2];
     glex_direct_t *direct; /* direct path (glex_coll_direct.c) */
     int direct_state;      /* 0 not set up yet, 1 on, -1 off (a member had no mailbox) */

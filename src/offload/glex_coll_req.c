@@ -22,7 +22,8 @@ struct glex_req {
     uint64_t key;
     uint64_t bases[4];
     void *tmp;
-    int leased;          /* runs under the group's leased JobID */
+    int leased;          /* runs under the group's leased JobID ... */
+    uint16_t gen_add;    /* ... with keys of its own: the lease's call count */
     glex_coll_kind_t kind;
     glex_coll_stats_t st; /* summed from the CQEs of its tasks */
     int direct;          /* a direct-path call (dc), no plan */
@@ -97,6 +98,8 @@ static int post_range(glex_req_t *r, uint32_t from, uint32_t n)
     memcpy(regs.base, r->bases, sizeof regs.base);
     regs.cookie = (uint64_t)(uintptr_t)r;
     regs.job_id = (uint8_t)r->job;
+    regs.pad = 0;
+    regs.gen_add = r->gen_add;
     return glex_vp_post_list(r->g->vp, &r->plan->d[from], n, &regs);
 }
 
@@ -279,6 +282,7 @@ int glex_coll_start(glex_group_t *g, const glex_coll_args_t *a, glex_req_t **out
     if (a->blocking && g->lease >= 0) { /* no agreement per call */
         r->job = g->lease;
         r->leased = 1;
+        r->gen_add = (uint16_t)++g->lease_calls;
         r->state = REQ_NEED_POST;
     }
     r->bases[BUF_SEND] = a->sendbuf == GLEX_IN_PLACE ? 0 : (uint64_t)(uintptr_t)a->sendbuf;
