@@ -105,11 +105,12 @@ static const sel_row_t allreduce_rows[] = {
     { 1, 1, 512 * KIB, GLEX_ALGO_RECURSIVE_DOUBLING },
     { 1, 1, ANY, GLEX_ALGO_RABENSEIFNER },
 };
-/* reduce: binomial (all children in one counter-triggered descriptor) for
- * small messages, double tree (two halves, two trees) in the middle */
+/* reduce: binomial at every size (all children of a node in one
+ * counter-triggered descriptor when inline).  glex-bench favoured double tree
+ * from 16 KiB to 1 MiB, but through MPI it falls off at 512 KiB (2 processes:
+ * 340 against 102 us) and Rabenseifner trails binomial at 2 and 4 processes
+ * from 64 KiB to 4 MiB (bench/results/2026-11-24-nic) */
 static const sel_row_t reduce_rows[] = {
-    { 1, 1, 16 * KIB, GLEX_ALGO_BINOMIAL },
-    { 1, 1, 2048 * KIB, GLEX_ALGO_DOUBLE_TREE },
     { 1, 1, ANY, GLEX_ALGO_BINOMIAL },
 };
 /* bcast: binomial, except large messages in groups of 8 and more */
