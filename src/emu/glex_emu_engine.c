@@ -224,6 +224,16 @@ static int coll_send(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
             t->s_abort = 1;
             if (c->len && glex_table_insert(f, d->dest_id, dunit, k, &r, sizeof r) == GLEX_EAGAIN)
                 return work;
+            /* an exchange whose pulsed receive has granted nothing yet: the
+             * peer's send waits for our credit (and its receive, in place,
+             * for that send) - a credit of our size lets it fail too */
+            if (d->branch == 1 && !t->recv_done && !t->r_grant_frag && t->bytes > f->p.inline_max) {
+                glex_ctrl_t g = { .total = t->bytes };
+                k = glex_make_key(t->tag, me, myvp, d->cp_count, d->recv_vp, GLEX_PKT_CREDIT, 0);
+                if (glex_table_insert(f, d->recv_id, glex_job_unit(f, t->job), k, &g, sizeof g) ==
+                    GLEX_OK)
+                    glex_ring(f, d->recv_id);
+            }
             glex_ring(f, d->dest_id);
             return size_error(t, 0, c->total, t->sbytes);
         }
