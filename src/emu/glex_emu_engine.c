@@ -155,10 +155,10 @@ static int size_error(const glex_task_t *t, int receiving, uint64_t theirs, uint
 /* pulses of a copy placed in the receiver's buffer (no unit RAM): large, as
  * each is one DMA (a system call here) and one credit round trip */
 #define DIRECT_PULSE_MIN (16u * 1024u)
+#define DIRECT_PULSE_MAX (1024u * 1024u)
 /* below this a copy still goes through unit RAM: a memcpy into shared memory
  * costs less than a DMA by system call (measured: 64 B - 8 KiB 2-rank bcast) */
 #define DIRECT_MIN_BYTES (16u * 1024u)
-#define DIRECT_PULSE_MAX (1024u * 1024u)
 
 /* waited this long for the first packet of a transfer: look for a size mismatch */
 #define MISMATCH_PROBE_NS 10000000ull
@@ -923,10 +923,7 @@ void glex_engine_kick(glex_fabric_t *f)
     if (atomic_load(&e->host_waiting))
         return;
     ring_engine(e);
-    glex_node_shm_t *n = glex_node_shm(f, f->node);
-    atomic_fetch_add(&n->doorbell, 1); /* an engine thread asleep on the doorbell */
-    if (atomic_load(&n->sleepers))
-        glex_futex_wake(&n->doorbell, INT_MAX, true);
+    glex_ring_doorbell(f, f->node); /* an engine thread asleep on the doorbell */
 }
 
 /* The engine thread: it runs the engine while no host drives it and there

@@ -401,12 +401,17 @@ uint32_t glex_fabric_node(const glex_fabric_t *f) { return f->node; }
 uint32_t glex_fabric_nnodes(const glex_fabric_t *f) { return f->nnodes; }
 const char *glex_fabric_name(const glex_fabric_t *f) { return f->name; }
 
-void glex_ring(glex_fabric_t *f, uint32_t node)
+void glex_ring_doorbell(glex_fabric_t *f, uint32_t node)
 {
     glex_node_shm_t *n = glex_node_shm(f, node);
     atomic_fetch_add(&n->doorbell, 1);
     if (atomic_load(&n->sleepers))
         glex_futex_wake(&n->doorbell, INT_MAX, true);
+}
+
+void glex_ring(glex_fabric_t *f, uint32_t node)
+{
+    glex_ring_doorbell(f, node);
     glex_wake_host(f, node);
 }
 
@@ -512,21 +517,16 @@ static int job_take(glex_shm_header_t *h, uint64_t key, uint32_t members, int le
     if (x->job1) {
         id = (int)x->job1 - 1;
         h->jobs[id].joined++;
-    } else if (lease && h->leases >= GLEX_MAX_LEASES) {
-        if (members > 1) { /* the other members must get the same answer */
-            x->key = key;
-            x->job1 = GLEX_JOB_NOLEASE;
-            x->seen = 1;
-        }
-        return GLEX_ENOENT;
     } else {
         for (uint32_t w = 0; w < GLEX_MAX_JOBS / 64 && id < 0; w++)
             if (h->job_free[w])
                 id = (int)(w * 64 + (uint32_t)__builtin_ctzll(h->job_free[w]));
-        if (id < 0 && lease && members > 1) { /* none free: the same answer for all */
-            x->key = key;
-            x->job1 = GLEX_JOB_NOLEASE;
-            x->seen = 1;
+        if (lease && (id < 0 || h->leases >= GLEX_MAX_LEASES)) {
+            if (members > 1) { /* refused: the other members must get the same answer */
+                x->key = key;
+                x->job1 = GLEX_JOB_NOLEASE;
+                x->seen = 1;
+            }
             return GLEX_ENOENT;
         }
         if (id >= 0) { /* the lowest free JobID, as before the index */

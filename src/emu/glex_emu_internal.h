@@ -264,6 +264,8 @@ void glex_jobs_init(glex_shm_header_t *h);
 
 /* doorbell: wake whoever waits on node (its engine thread and its host) */
 void glex_ring(glex_fabric_t *f, uint32_t node);
+/* the doorbell alone (an engine thread asleep on it), not the host bell */
+void glex_ring_doorbell(glex_fabric_t *f, uint32_t node);
 /* the host bell, rung alone by glex_wake_host (direct path); a host in
  * glex_wait_until sleeps on it: token = glex_host_token(f), look at the
  * condition, glex_host_sleep */

@@ -64,15 +64,13 @@ int glex_place_engine_thread(glex_fabric_t *f, pthread_t th)
     hwloc_bitmap_t set = hwloc_bitmap_alloc();
     int npu = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
     int rc = GLEX_OK;
-    {
-        int idx = pol == 2 ? (int)(f->node % (uint32_t)(npu > 0 ? npu : 1)) : pu;
-        hwloc_obj_t o = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PU, (unsigned)idx);
-        if (!o)
-            rc = glex_error(GLEX_EINVAL, "GLEX_ENGINE_BIND=%s: PU %d is out of range 0..%d", s,
-                            idx, npu - 1);
-        else
-            hwloc_bitmap_copy(set, o->cpuset);
-    }
+    int idx = pol == 2 ? (int)(f->node % (uint32_t)(npu > 0 ? npu : 1)) : pu;
+    hwloc_obj_t o = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PU, (unsigned)idx);
+    if (!o)
+        rc = glex_error(GLEX_EINVAL, "GLEX_ENGINE_BIND=%s: PU %d is out of range 0..%d", s,
+                        idx, npu - 1);
+    else
+        hwloc_bitmap_copy(set, o->cpuset);
     if (!rc)
         hwloc_set_thread_cpubind(topo, th, set, 0);
     hwloc_bitmap_free(set);

@@ -72,7 +72,7 @@ static int map_op(MPI_Op op, glex_op_t * out)
 
 /* ------------------------------------------------------------ decisions */
 
-static const char *const kind_mpi_name[GLEX_COLL_KIND_COUNT] = {
+const char *const MPIDI_GLEX_kind_mpi_name[GLEX_COLL_KIND_COUNT] = {
     [GLEX_COLL_BCAST] = "MPI_Bcast",
     [GLEX_COLL_REDUCE] = "MPI_Reduce",
     [GLEX_COLL_ALLREDUCE] = "MPI_Allreduce",
@@ -93,7 +93,7 @@ static void report(MPIR_Comm * comm, glex_coll_kind_t k, int bit, const char *wh
         return;
     *seen |= 1u << bit;
     fprintf(stderr, "glex: comm context %#x size %d: %s runs %s\n", (unsigned) comm->context_id,
-            comm->local_size, kind_mpi_name[k], what);
+            comm->local_size, MPIDI_GLEX_kind_mpi_name[k], what);
 }
 
 /* Fill *a for an offloaded call; 0 when the call must go to MPICH.
@@ -162,7 +162,7 @@ static int offloadable(MPIR_Comm * comm, glex_coll_kind_t k, int blocking, const
 static int coll_error(int rc, glex_coll_kind_t k, MPIR_Errflag_t * errflag)
 {
     char msg[768];
-    snprintf(msg, sizeof msg, "ch4:glex: %s failed: %s", kind_mpi_name[k], glex_last_error());
+    snprintf(msg, sizeof msg, "ch4:glex: %s failed: %s", MPIDI_GLEX_kind_mpi_name[k], glex_last_error());
     if (errflag)
         *errflag = rc == GLEX_ETIMEDOUT ? MPIR_ERR_PROC_FAILED : MPIR_ERR_OTHER;
     return MPIDI_GLEX_error(rc, msg);

@@ -57,11 +57,6 @@ int MPIDI_GLEX_mpi_comm_commit_post_hook(MPIR_Comm * comm)
     goto fn_exit;
 }
 
-static const char *const kind_mpi[GLEX_COLL_KIND_COUNT] = {
-    [GLEX_COLL_BCAST] = "MPI_Bcast", [GLEX_COLL_REDUCE] = "MPI_Reduce",
-    [GLEX_COLL_ALLREDUCE] = "MPI_Allreduce", [GLEX_COLL_BARRIER] = "MPI_Barrier",
-};
-
 /* GLEX_VERBOSE: what the NIC did for this communicator's collectives, one
  * line per collective, algorithm and mode that ran (blocking and
  * nonblocking together), from the CQEs of its tasks; 1: its rank 0, 2: every
@@ -80,7 +75,7 @@ static void report_stats(MPIR_Comm * comm, glex_group_t * g)
                 fprintf(stderr, "glex: rank %d comm context %#x size %d rank %d: %s %s %s: "
                         "%llu calls, %llu tasks, %llu descriptors, %llu packets sent, "
                         "%llu received, %llu ALU ops\n", MPIR_Process.rank,
-                        (unsigned) comm->context_id, comm->local_size, comm->rank, kind_mpi[k],
+                        (unsigned) comm->context_id, comm->local_size, comm->rank, MPIDI_GLEX_kind_mpi_name[k],
                         glex_algo_name((glex_algo_t) a),
                         a == GLEX_ALGO_DIRECT ? "(outside the NIC model)" : h ? "host-based" :
                         "offload", (unsigned long long) s.calls, (unsigned long long) s.tasks,

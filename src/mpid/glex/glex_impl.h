@@ -120,6 +120,8 @@ int MPIDI_GLEX_mpi_ireduce(const void *sendbuf, void *recvbuf, MPI_Aint count,
                            MPIR_Request ** req);
 /* drive nonblocking collectives; sets *made_progress */
 int MPIDI_GLEX_nbc_progress(int *made_progress);
+/* "MPI_Bcast", ... per glex_coll_kind_t (messages and GLEX_VERBOSE reports) */
+extern const char *const MPIDI_GLEX_kind_mpi_name[GLEX_COLL_KIND_COUNT];
 
 /* glex_misc.c: hooks the netmod has nothing to add to */
 int MPIDI_GLEX_win_hook(MPIR_Win * win);
