@@ -109,7 +109,7 @@ static const sel_row_t allreduce_rows[] = {
  * counter-triggered descriptor when inline).  glex-bench favoured double tree
  * from 16 KiB to 1 MiB, but through MPI it falls off at 512 KiB (2 processes:
  * 340 against 102 us) and Rabenseifner trails binomial at 2 and 4 processes
- * from 64 KiB to 4 MiB (bench/results/2026-11-24-nic) */
+ * from 64 KiB to 4 MiB (bench/results/osu) */
 static const sel_row_t reduce_rows[] = {
     { 1, 1, ANY, GLEX_ALGO_BINOMIAL },
 };
