@@ -107,8 +107,9 @@ inc='include $(top_srcdir)/src/mpid/ch4/netmod/glex/Makefile.mk'
 grep -qF "$inc" "$nm/Makefile.mk" || echo "$inc" >> "$nm/Makefile.mk"
 [ "$stop" = graft ] && exit 0
 
-# 3. autogen, when the build glue changed
-agid=$(hash_of "$nm/glex/subconfigure.m4" "$nm/glex/Makefile.mk" "$nm/Makefile.mk")
+# 3. autogen, when the build glue (Makefile.mk, sources.am, subconfigure.m4) changed
+agid=$(hash_of "$nm/glex/subconfigure.m4" "$nm/glex/Makefile.mk" "$nm/Makefile.mk" \
+  "$nm/glex_emu/sources.am" "$nm/glex_offload/sources.am")
 if ! stamp_ok "$tree/.glex-autogen" "$agid"; then
   stage "autogen: ./autogen.sh -quick (about 1.5 min)"
   (cd "$tree" && run autogen ./autogen.sh -quick)

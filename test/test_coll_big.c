@@ -2,6 +2,7 @@
  * collective x algorithm x mode, a 64 MiB allreduce per algorithm through
  * the default 512 KB buffer (pulsed credits), and the direct path across its
  * mailbox/RDMA threshold.  Usage: test_coll_big [n ...] */
+#define _POSIX_C_SOURCE 200809L
 #include "glex_test.h"
 #include "glex_test_ref.h"
 
@@ -208,6 +209,97 @@ static int huge(glex_tctx_t *c)
     return 0;
 }
 
+/* The direct path's policy differs between ranks (rank 0 GLEX_STAGE_MAP=0,
+ * the others 1): every rank's first direct call is refused with
+ * GLEX_EMISMATCH naming the variables, none hangs; the engine algorithms
+ * still run on that group. */
+static int direct_policy_mismatch(glex_tctx_t *c)
+{
+    int id = glex_case(c, "direct path: GLEX_STAGE_MAP differs between ranks -> EMISMATCH on "
+                          "every rank, then an engine allreduce is right");
+    glex_coll_policy_t pol;
+    glex_coll_policy_default(&pol);
+    pol.stage_map = c->rank == 0 ? 0 : 1;
+    uint32_t nodes[16];
+    uint16_t vps[16];
+    for (int r = 0; r < c->n; r++) {
+        nodes[r] = (uint32_t)r;
+        vps[r] = 0;
+    }
+    glex_group_t *g;
+    int rc = glex_group_create_policy(c->vp, 77, (uint32_t)c->n, (uint32_t)c->rank, nodes, vps,
+                                      &pol, &g);
+    if (rc) {
+        glex_case_fail(c, id, "rank %d: group_create_policy: %s", c->rank, glex_last_error());
+        return 0;
+    }
+    int32_t in = c->rank + 1, out = 0;
+    glex_coll_args_t a = { .kind = GLEX_COLL_ALLREDUCE, .algo = GLEX_ALGO_DIRECT,
+                           .type = GLEX_INT32, .op = GLEX_OP_SUM, .count = 1, .sendbuf = &in,
+                           .recvbuf = &out };
+    rc = glex_coll_run(g, &a);
+    if (rc != GLEX_EMISMATCH || !strstr(glex_last_error(), "GLEX_STAGE_MAP"))
+        glex_case_fail(c, id, "rank %d: rc %d (%s), expected EMISMATCH naming GLEX_STAGE_MAP",
+                       c->rank, rc, glex_last_error());
+    a.algo = GLEX_ALGO_BINOMIAL;
+    out = 0;
+    rc = glex_coll_run(g, &a);
+    if (rc || out != c->n * (c->n + 1) / 2)
+        glex_case_fail(c, id, "rank %d: binomial allreduce after it: rc %d, sum %d", c->rank, rc,
+                       out);
+    glex_group_free(g);
+    return 0;
+}
+
+/* the policy's variables: a bad value is refused naming it and its range;
+ * good ones land in the policy */
+static void policy_env(void)
+{
+    static const struct { const char *var, *val, *want; } bad[] = {
+        { "GLEX_COLL_SEGMENT_KB", "0", "auto or 1..65536" },
+        { "GLEX_COLL_SEGMENT_KB", "65537", "auto or 1..65536" },
+        { "GLEX_COLL_PLAN_CACHE", "0", "range 1..1000000" },
+        { "GLEX_RDMA_KB", "1025", "auto or 0..1024" },
+        { "GLEX_STAGE_KB", "-1", "auto or 0..4194304" },
+        { "GLEX_STAGE_MAP", "2", "range 0..1" },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        glex_coll_policy_t p;
+        glex_coll_policy_default(&p);
+        setenv(bad[i].var, bad[i].val, 1);
+        int rc = glex_coll_policy_from_env(&p);
+        unsetenv(bad[i].var);
+        tap_ok(rc == GLEX_EINVAL && strstr(glex_last_error(), bad[i].var) &&
+                   strstr(glex_last_error(), bad[i].want),
+               "%s=%s refused: %s", bad[i].var, bad[i].val, glex_last_error());
+    }
+    glex_coll_policy_t p;
+    glex_coll_policy_default(&p);
+    setenv("GLEX_COLL_SEGMENT_KB", "512", 1);
+    setenv("GLEX_RDMA_KB", "auto", 1);
+    setenv("GLEX_STAGE_KB", "0", 1);
+    int rc = glex_coll_policy_from_env(&p);
+    unsetenv("GLEX_COLL_SEGMENT_KB");
+    unsetenv("GLEX_RDMA_KB");
+    unsetenv("GLEX_STAGE_KB");
+    tap_ok(rc == 0 && p.segment_kb == 512 && p.rdma_kb == -1 && p.stage_kb == 0 &&
+               p.stage_map == 1 && p.plan_cache == 256,
+           "policy from the environment: segment 512 KiB, RDMA auto, no staging, defaults kept");
+    p.stage_map = 2;
+    tap_ok(glex_coll_policy_check(&p) == GLEX_EINVAL &&
+               strstr(glex_last_error(), "GLEX_STAGE_MAP=2"),
+           "policy check refuses stage_map 2: %s", glex_last_error());
+}
+
+/* value NULL: unset */
+static void set_env(const char *name, const char *value)
+{
+    if (value)
+        setenv(name, value, 1);
+    else
+        unsetenv(name);
+}
+
 int main(int argc, char **argv)
 {
     int sizes[16] = { 2, 3, 5, 8 }, ns = 4;
@@ -216,42 +308,44 @@ int main(int argc, char **argv)
         for (int i = 0; i < ns; i++)
             sizes[i] = atoi(argv[i + 1]);
     }
+    policy_env();
     for (int i = 0; i < ns; i++)
         glex_run_group(sizes[i], NULL, around_buffer, NULL, 1200, "big");
     glex_run_group(3, NULL, huge, NULL, 1200, "huge");
     /* the direct path's threshold: default (auto), everything by RDMA, and
-     * 16 KiB, at 2, 3 and 5 processes */
-    glex_params_t p;
-    glex_params_default(&p);
-    int rdma_kb[3] = { -1, 0, 16 };
+     * 16 KiB, at 2, 3 and 5 processes; its policy comes from the
+     * environment every rank inherits (glex_coll_policy_from_env) */
+    static const char *const rdma_kb[3] = { NULL, "0", "16" };
     for (int k = 0; k < 3; k++) {
-        p.rdma_kb = rdma_kb[k];
+        set_env("GLEX_RDMA_KB", rdma_kb[k]);
         for (int n = 2; n <= 5; n += n == 3 ? 2 : 1)
-            glex_run_group(n, &p, direct_sizes, NULL, 600, k == 0 ? "direct auto" :
+            glex_run_group(n, NULL, direct_sizes, NULL, 600, k == 0 ? "direct auto" :
                            k == 1 ? "direct GLEX_RDMA_KB=0" : "direct GLEX_RDMA_KB=16");
     }
-    p.rdma_kb = 16;
-    glex_run_group(3, &p, direct_mismatch, NULL, 600, "direct GLEX_RDMA_KB=16");
+    set_env("GLEX_RDMA_KB", "16");
+    glex_run_group(3, NULL, direct_mismatch, NULL, 600, "direct GLEX_RDMA_KB=16");
     /* large reduce with the senders copying out (GLEX_STAGE_KB) and not */
     /* (stages the root maps, stages it reads by RDMA) */
     static const struct {
-        int32_t stage_kb;
-        uint32_t map;
-        const char *what, *mismatch;
+        const char *stage_kb, *map, *what, *mismatch;
     } staging[3] = {
-        { 1024, 1, "direct RDMA, GLEX_STAGE_KB=1024", "direct GLEX_RDMA_KB=16 GLEX_STAGE_KB=1024" },
-        { 1024, 0, "direct RDMA, GLEX_STAGE_KB=1024 GLEX_STAGE_MAP=0",
+        { "1024", "1", "direct RDMA, GLEX_STAGE_KB=1024", "direct GLEX_RDMA_KB=16 GLEX_STAGE_KB=1024" },
+        { "1024", "0", "direct RDMA, GLEX_STAGE_KB=1024 GLEX_STAGE_MAP=0",
           "direct GLEX_RDMA_KB=16 GLEX_STAGE_KB=1024 GLEX_STAGE_MAP=0" },
-        { 0, 1, "direct RDMA, GLEX_STAGE_KB=0", "direct GLEX_RDMA_KB=16 GLEX_STAGE_KB=0" },
+        { "0", "1", "direct RDMA, GLEX_STAGE_KB=0", "direct GLEX_RDMA_KB=16 GLEX_STAGE_KB=0" },
     };
     for (int k = 0; k < 3; k++) {
-        p.rdma_kb = 0;
-        p.stage_kb = staging[k].stage_kb;
-        p.stage_map = staging[k].map;
+        set_env("GLEX_RDMA_KB", "0");
+        set_env("GLEX_STAGE_KB", staging[k].stage_kb);
+        set_env("GLEX_STAGE_MAP", staging[k].map);
         for (int n = 2; n <= 5; n += n == 3 ? 2 : 1)
-            glex_run_group(n, &p, direct_sizes, NULL, 600, staging[k].what);
-        p.rdma_kb = 16;
-        glex_run_group(3, &p, direct_mismatch, NULL, 600, staging[k].mismatch);
+            glex_run_group(n, NULL, direct_sizes, NULL, 600, staging[k].what);
+        set_env("GLEX_RDMA_KB", "16");
+        glex_run_group(3, NULL, direct_mismatch, NULL, 600, staging[k].mismatch);
     }
+    set_env("GLEX_RDMA_KB", NULL);
+    set_env("GLEX_STAGE_KB", NULL);
+    set_env("GLEX_STAGE_MAP", NULL);
+    glex_run_group(3, NULL, direct_policy_mismatch, NULL, 120, "direct policy");
     return tap_done();
 }

@@ -157,19 +157,17 @@ static void test_segment_mismatch(void)
         int ok1 = r1 == GLEX_EMISMATCH && strstr(glex_last_error(), "GLEX_UNITS=8");
         int r2 = glex_fabric_open("mismatch", 3, 1, &p, &f);
         int ok2 = r2 == GLEX_EMISMATCH && strstr(glex_last_error(), "nodes");
-        /* staged allreduce/bcast exist only with mapped stages: every
-         * process must take the same path */
         q = p;
-        q.stage_map = 0;
+        q.mailbox_kb = 32;
         int r3 = glex_fabric_open("mismatch", 2, 1, &q, &f);
-        int ok3 = r3 == GLEX_EMISMATCH && strstr(glex_last_error(), "GLEX_STAGE_MAP=1") &&
-                  strstr(glex_last_error(), "this process has 0");
+        int ok3 = r3 == GLEX_EMISMATCH && strstr(glex_last_error(), "GLEX_MAILBOX_KB=64") &&
+                  strstr(glex_last_error(), "this process has 32");
         _exit(ok1 && ok2 && ok3 ? 0 : 1);
     }
     int st;
     waitpid(pid, &st, 0);
     tap_ok(rc == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0,
-           "attach with other GLEX_UNITS, GLEX_STAGE_MAP or node count refused with the "
+           "attach with other GLEX_UNITS, GLEX_MAILBOX_KB or node count refused with the "
            "differing value");
     glex_fabric_close(a);
 }
@@ -210,8 +208,6 @@ static void test_params(void)
     static const struct { const char *var; size_t off; int32_t hi; } knobs[] = {
         { "GLEX_SPIN_US", offsetof(glex_params_t, spin_us), 100000 },
         { "GLEX_YIELD_US", offsetof(glex_params_t, yield_us), 100000 },
-        { "GLEX_RDMA_KB", offsetof(glex_params_t, rdma_kb), 1024 },
-        { "GLEX_STAGE_KB", offsetof(glex_params_t, stage_kb), (int32_t)GLEX_STAGE_KB_MAX },
     };
     for (size_t i = 0; i < sizeof knobs / sizeof knobs[0]; i++) {
         char want[64];

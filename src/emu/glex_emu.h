@@ -15,7 +15,7 @@
 extern "C" {
 #endif
 
-#define GLEX_ABI_VERSION 9u
+#define GLEX_ABI_VERSION 10u
 
 /* ---- error codes (all negative; 0 is success) ---- */
 enum {
@@ -40,6 +40,21 @@ const char *glex_strerror(int code);
 /* Record a formatted message for glex_last_error(); returns code. */
 int glex_set_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* ---- clock and environment: the one clock and the one GLEX_* parser of
+ * every layer ---- */
+/* CLOCK_MONOTONIC in nanoseconds */
+uint64_t glex_now_ns(void);
+/* the variable's text, or NULL when it is unset or empty */
+const char *glex_env(const char *name);
+/* An unsigned integer in lo..hi into *out, left alone when the variable is
+ * unset or empty.  On a bad value GLEX_EINVAL, and glex_last_error() says
+ * "NAME=VALUE is invalid: allowed range LO..HI". */
+int glex_env_uint(const char *name, uint64_t lo, uint64_t hi, uint64_t *out);
+/* the same, also taking the word "auto" (*out = -1): "allowed auto or LO..HI" */
+int glex_env_uint_auto(const char *name, uint64_t lo, uint64_t hi, int64_t *out);
+/* one of the NULL-terminated words: *out = its index ("allowed a, b or c") */
+int glex_env_word(const char *name, const char *const *words, int *out);
+
 /* ---- NIC parameters ---- */
 typedef struct glex_params {
     uint32_t units;          /* offload units per node              GLEX_UNITS */
@@ -53,11 +68,8 @@ typedef struct glex_params {
     uint32_t timeout_ms;     /* credit/packet wait bound            GLEX_TIMEOUT (s) */
     int32_t spin_us;         /* poll before blocking, -1 = auto     GLEX_SPIN_US */
     int32_t yield_us;        /* then poll + sched_yield, -1 = auto  GLEX_YIELD_US */
-    uint32_t mailboxes;      /* mailboxes per node (direct path)    GLEX_MAILBOXES */
+    uint32_t mailboxes;      /* mailboxes per node                  GLEX_MAILBOXES */
     uint32_t mailbox_kb;     /* each of a mailbox's 2 slots, KiB    GLEX_MAILBOX_KB */
-    int32_t rdma_kb;         /* direct path: RDMA above, KiB, -1 = auto  GLEX_RDMA_KB */
-    int32_t stage_kb;        /* direct path: stage messages up to, KiB, -1 = auto  GLEX_STAGE_KB */
-    uint32_t stage_map;      /* stages mapped, staged allreduce/bcast (1) or not  GLEX_STAGE_MAP */
 } glex_params_t;
 
 #define GLEX_INLINE_CAP 256u       /* largest inline_max accepted */
@@ -65,7 +77,6 @@ typedef struct glex_params {
 #define GLEX_MAX_NODES (1u << 24)  /* NodeID is 24 bits */
 #define GLEX_MAX_VPS 2048u         /* VP is 11 bits */
 #define GLEX_MAX_SEQ 32u           /* SeqID is 5 bits */
-#define GLEX_STAGE_KB_MAX 4194304u /* GLEX_STAGE_KB: 4 GiB */
 
 void glex_params_default(glex_params_t *p);
 /* Overlay GLEX_* environment variables; on a bad value returns GLEX_EINVAL and
@@ -200,7 +211,7 @@ typedef struct glex_rqe {
 /* ---- fabric and VPs ---- */
 /* Create or attach the job's segment "/glex-<uid>-<job>" (mode 0600) as node
  * node_id of nnodes.  The last process to close unlinks it.  Starts this
- * process's engine thread (placement: GLEX_ENGINE_BIND, doc/env.md). */
+ * process's engine thread (placement: GLEX_ENGINE_BIND, doc/user-guide.md). */
 int glex_fabric_open(const char *job, uint32_t nnodes, uint32_t node_id,
                      const glex_params_t *params, glex_fabric_t **out);
 int glex_fabric_close(glex_fabric_t *f);
@@ -397,14 +408,6 @@ void glex_rmap_drop(glex_rmap_t *m);
 #define GLEX_YIELD_MAX_PER_CPU 12u
 int glex_spin_us(const glex_fabric_t *f);
 int glex_yield_us(const glex_fabric_t *f);
-/* messages of more bytes than this take RDMA rather than a mailbox slot on
- * the direct path, GLEX_RDMA_KB (auto: 8 KiB when the job has no more
- * processes than online CPUs, else SIZE_MAX: whatever fits a slot) */
-size_t glex_rdma_threshold(const glex_fabric_t *f);
-/* an RDMA-sized message of at most this many bytes is copied by its sender
- * into private memory the reader fetches later, so the sender need not wait
- * to be read (0: never), GLEX_STAGE_KB (auto: 16 MiB) */
-size_t glex_stage_limit(const glex_fabric_t *f);
 /* processes of the job per online CPU, rounded up (1: each has a core) */
 unsigned glex_procs_per_cpu(const glex_fabric_t *f);
 

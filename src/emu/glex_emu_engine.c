@@ -915,6 +915,8 @@ void glex_host_wait_end(glex_fabric_t *f)
         ring_engine(f->eng);
 }
 
+int glex_engine_has_thread(const glex_fabric_t *f) { return f->eng->have_thread; }
+
 /* after a post: the engine thread takes the new sequence up unless a host
  * that waits drives progress (it will see the sequence itself) */
 void glex_engine_kick(glex_fabric_t *f)
@@ -977,12 +979,12 @@ int glex_engine_start(glex_fabric_t *f)
     }
     pthread_mutex_init(&e->mu, NULL);
     f->eng = e;
-    const char *s = getenv("GLEX_ENGINE_THREAD");
-    if (s && !strcmp(s, "0"))
-        return GLEX_OK;
-    if (s && *s && strcmp(s, "1"))
-        return glex_error(GLEX_EINVAL, "GLEX_ENGINE_THREAD=%s is invalid: allowed 0 or 1", s);
-    int rc = glex_place_check_env();
+    static const char *const thread_words[] = { "0", "1", NULL };
+    int want_thread = 1;
+    int rc = glex_env_word("GLEX_ENGINE_THREAD", thread_words, &want_thread);
+    if (rc || !want_thread)
+        return rc;
+    rc = glex_place_check_env();
     if (rc)
         return rc;
     rc = pthread_create(&e->th, NULL, engine_main, f);
@@ -1014,60 +1016,4 @@ void glex_engine_stop(glex_fabric_t *f)
     free(e->p2p_blocked);
     free(e);
     f->eng = NULL;
-}
-
-/* Wait for done(arg) while driving progress; spins up to GLEX_SPIN_US, polls
- * with sched_yield up to GLEX_YIELD_US more, then blocks. */
-int glex_wait_until(glex_fabric_t *f, int (*done)(void *), void *arg, int timeout_ms)
-{
-    return glex_wait_until_flags(f, done, arg, timeout_ms, 0);
-}
-
-int glex_wait_until_flags(glex_fabric_t *f, int (*done)(void *), void *arg, int timeout_ms,
-                          unsigned flags)
-{
-    if (done(arg)) /* the common case of a fast call: no clock, no bookkeeping */
-        return GLEX_OK;
-    uint64_t spin_ns = (uint64_t)glex_spin_us(f) * 1000ull;
-    uint64_t yield_ns = spin_ns + (uint64_t)glex_yield_us(f) * 1000ull;
-    uint64_t start = glex_now_ns();
-    uint64_t end = timeout_ms < 0 ? UINT64_MAX : start + (uint64_t)timeout_ms * 1000000ull;
-    int rc = GLEX_OK;
-    glex_node_shm_t *n = glex_node_shm(f, f->node);
-    /* without an engine thread this host is the only driver of progress */
-    int drive = !(flags & GLEX_WAIT_NO_ENGINE) || !f->eng->have_thread;
-    if (drive)
-        glex_host_wait_begin(f);
-    while (!done(arg)) {
-        uint32_t token = glex_host_token(f);
-        if (drive && glex_progress(f))
-            continue;
-        if (done(arg))
-            break;
-        uint64_t now = glex_now_ns();
-        if (now >= end) {
-            rc = GLEX_ETIMEDOUT;
-            break;
-        }
-        if (now - start < spin_ns)
-            continue;
-        if (now - start < yield_ns) { /* let the processes sharing this core run */
-            sched_yield();
-            continue;
-        }
-        uint64_t left_ms = (end - now) / 1000000ull + 1;
-        /* count as a sleeping host, then look once more: a direct-path peer
-         * that wrote before seeing the count is seen here (glex_notify) */
-        atomic_fetch_add(&n->host_sleepers, 1);
-        atomic_thread_fence(memory_order_seq_cst);
-        int ready = done(arg);
-        if (!ready)
-            glex_host_sleep(f, token, left_ms > 20 ? 20 : (int)left_ms);
-        atomic_fetch_sub(&n->host_sleepers, 1);
-        if (ready)
-            break;
-    }
-    if (drive)
-        glex_host_wait_end(f);
-    return rc;
 }

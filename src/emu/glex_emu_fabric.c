@@ -104,9 +104,6 @@ static const char *param_mismatch(const glex_params_t *a, const glex_params_t *b
     CMP(pulses, "GLEX_PULSES")
     CMP(mailboxes, "GLEX_MAILBOXES")
     CMP(mailbox_kb, "GLEX_MAILBOX_KB")
-    CMP(rdma_kb, "GLEX_RDMA_KB") /* every process must pick the same path */
-    CMP(stage_kb, "GLEX_STAGE_KB")
-    CMP(stage_map, "GLEX_STAGE_MAP") /* staged allreduce/bcast on or off */
 #undef CMP
     return NULL;
 }
@@ -400,57 +397,6 @@ const glex_params_t *glex_fabric_params(const glex_fabric_t *f) { return &f->p; 
 uint32_t glex_fabric_node(const glex_fabric_t *f) { return f->node; }
 uint32_t glex_fabric_nnodes(const glex_fabric_t *f) { return f->nnodes; }
 const char *glex_fabric_name(const glex_fabric_t *f) { return f->name; }
-
-void glex_ring_doorbell(glex_fabric_t *f, uint32_t node)
-{
-    glex_node_shm_t *n = glex_node_shm(f, node);
-    atomic_fetch_add(&n->doorbell, 1);
-    if (atomic_load(&n->sleepers))
-        glex_futex_wake(&n->doorbell, INT_MAX, true);
-}
-
-void glex_ring(glex_fabric_t *f, uint32_t node)
-{
-    glex_ring_doorbell(f, node);
-    glex_wake_host(f, node);
-}
-
-/* The host's own bell: a direct-path writer wakes the host it wrote for
- * without waking that process's engine thread, which has nothing to do. */
-void glex_wake_host(glex_fabric_t *f, uint32_t node)
-{
-    glex_node_shm_t *n = glex_node_shm(f, node);
-    atomic_fetch_add(&n->hostbell, 1);
-    if (atomic_load(&n->host_sleepers))
-        glex_futex_wake(&n->hostbell, INT_MAX, true);
-}
-
-uint32_t glex_host_token(const glex_fabric_t *f)
-{
-    return atomic_load(&glex_node_shm(f, f->node)->hostbell);
-}
-
-void glex_host_sleep(glex_fabric_t *f, uint32_t token, int timeout_ms)
-{
-    glex_node_shm_t *n = glex_node_shm(f, f->node);
-    if (atomic_load(&n->hostbell) == token)
-        glex_futex_wait(&n->hostbell, token, timeout_ms, true);
-}
-
-uint32_t glex_wait_token(const glex_fabric_t *f)
-{
-    return atomic_load(&glex_node_shm(f, f->node)->doorbell);
-}
-
-int glex_wait(glex_fabric_t *f, uint32_t token, int timeout_ms)
-{
-    glex_node_shm_t *n = glex_node_shm(f, f->node);
-    atomic_fetch_add(&n->sleepers, 1);
-    if (atomic_load(&n->doorbell) == token)
-        glex_futex_wait(&n->doorbell, token, timeout_ms, true);
-    atomic_fetch_sub(&n->sleepers, 1);
-    return GLEX_OK;
-}
 
 static uint32_t job_home(uint64_t key)
 {

@@ -25,7 +25,6 @@ void glex_unlock(glex_lock_t *l);
 /* futex on a shared word: wait while *w == val (timeout_ms < 0: forever) */
 void glex_futex_wait(_Atomic uint32_t *w, uint32_t val, int timeout_ms, bool shared);
 void glex_futex_wake(_Atomic uint32_t *w, int n, bool shared);
-uint64_t glex_now_ns(void);
 
 /* a DQ entry that names a descriptor list posted by reference (glex_vp_post_list):
  * local_addr = the list, count = its length, data = the glex_post_regs_t */
@@ -304,6 +303,8 @@ int glex_desc_validate(const glex_fabric_t *f, uint32_t vp, const glex_desc_t *d
 int glex_engine_start(glex_fabric_t *f);
 void glex_engine_stop(glex_fabric_t *f);
 void glex_engine_kick(glex_fabric_t *f);
+/* 1 when this process runs an engine thread (GLEX_ENGINE_THREAD=1) */
+int glex_engine_has_thread(const glex_fabric_t *f);
 
 /* liveness (glex_emu_live.c): a process is its pid plus start time */
 uint64_t glex_proc_start(int32_t pid); /* 0 when gone or a zombie */

@@ -1,7 +1,6 @@
 /* glex_emu_params.c - NIC parameters: defaults, GLEX_* environment, checks. */
 #include "glex_emu_internal.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,9 +19,6 @@ void glex_params_default(glex_params_t *p)
     p->yield_us = -1;
     p->mailboxes = 16;
     p->mailbox_kb = 64;
-    p->rdma_kb = -1;
-    p->stage_kb = -1;
-    p->stage_map = 1;
 }
 
 typedef struct {
@@ -43,7 +39,6 @@ static const glex_param_row_t rows[] = {
     ROW("GLEX_PULSES", pulses, 1, 64),
     ROW("GLEX_MAILBOXES", mailboxes, 0, 1024),
     ROW("GLEX_MAILBOX_KB", mailbox_kb, 1, 1024),
-    ROW("GLEX_STAGE_MAP", stage_map, 0, 1),
 };
 #define NROWS (sizeof rows / sizeof rows[0])
 
@@ -53,35 +48,20 @@ static const struct {
     size_t off;
     uint32_t hi;
 } budgets[] = { { "GLEX_SPIN_US", offsetof(glex_params_t, spin_us), 100000 },
-                { "GLEX_YIELD_US", offsetof(glex_params_t, yield_us), 100000 },
-                { "GLEX_RDMA_KB", offsetof(glex_params_t, rdma_kb), 1024 },
-                { "GLEX_STAGE_KB", offsetof(glex_params_t, stage_kb), GLEX_STAGE_KB_MAX } };
+                { "GLEX_YIELD_US", offsetof(glex_params_t, yield_us), 100000 } };
 #define NBUDGETS (sizeof budgets / sizeof budgets[0])
-
-static int parse_u32(const char *env, const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
-{
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s || *end || s[0] == '-' || v < lo || v > hi)
-        return glex_error(GLEX_EINVAL, "%s=%s is invalid: allowed range %u..%u", env, s, lo, hi);
-    *out = (uint32_t)v;
-    return GLEX_OK;
-}
 
 int glex_params_from_env(glex_params_t *p)
 {
     for (size_t i = 0; i < NROWS; i++) {
-        const char *s = getenv(rows[i].env);
-        if (!s || !*s)
-            continue;
-        int rc = parse_u32(rows[i].env, s, rows[i].lo, rows[i].hi,
-                           (uint32_t *)((char *)p + rows[i].offset));
+        uint64_t v = *(uint32_t *)((char *)p + rows[i].offset);
+        int rc = glex_env_uint(rows[i].env, rows[i].lo, rows[i].hi, &v);
         if (rc)
             return rc;
+        *(uint32_t *)((char *)p + rows[i].offset) = (uint32_t)v;
     }
-    const char *s = getenv("GLEX_TIMEOUT");
-    if (s && *s) {
+    const char *s = glex_env("GLEX_TIMEOUT");
+    if (s) {
         char *end;
         double sec = strtod(s, &end);
         if (end == s || *end || !(sec >= 0.001 && sec <= 86400.0))
@@ -91,17 +71,11 @@ int glex_params_from_env(glex_params_t *p)
     }
     for (size_t i = 0; i < NBUDGETS; i++) {
         int32_t *out = (int32_t *)((char *)p + budgets[i].off);
-        uint32_t v;
-        s = getenv(budgets[i].env);
-        if (!s || !*s)
-            continue;
-        if (!strcmp(s, "auto"))
-            *out = -1;
-        else if (parse_u32(budgets[i].env, s, 0, budgets[i].hi, &v))
-            return glex_error(GLEX_EINVAL, "%s=%s is invalid: allowed auto or 0..%u",
-                              budgets[i].env, s, budgets[i].hi);
-        else
-            *out = (int32_t)v;
+        int64_t v = *out;
+        int rc = glex_env_uint_auto(budgets[i].env, 0, budgets[i].hi, &v);
+        if (rc)
+            return rc;
+        *out = (int32_t)v;
     }
     return glex_params_check(p);
 }

@@ -13,7 +13,7 @@
 
 static int parse_policy(const char *s, int *pu)
 {
-    if (!s || !*s || !strcmp(s, "process"))
+    if (!s || !strcmp(s, "process"))
         return 0;
     if (!strcmp(s, "none"))
         return 1;
@@ -33,7 +33,7 @@ static int parse_policy(const char *s, int *pu)
 int glex_place_check_env(void)
 {
     int pu;
-    const char *s = getenv("GLEX_ENGINE_BIND");
+    const char *s = glex_env("GLEX_ENGINE_BIND");
     if (parse_policy(s, &pu) < 0)
         return glex_error(GLEX_EINVAL,
                           "GLEX_ENGINE_BIND=%s is invalid: allowed process, rr, none, pu:N", s);
@@ -43,7 +43,7 @@ int glex_place_check_env(void)
 int glex_place_engine_thread(glex_fabric_t *f, pthread_t th)
 {
     int pu = 0;
-    const char *s = getenv("GLEX_ENGINE_BIND");
+    const char *s = glex_env("GLEX_ENGINE_BIND");
     int pol = parse_policy(s, &pu);
     if (pol < 0)
         return glex_place_check_env();

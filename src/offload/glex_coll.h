@@ -32,10 +32,33 @@ int glex_algo_valid(glex_coll_kind_t k, glex_algo_t a);
 
 typedef struct glex_group glex_group_t;
 
+/* The thresholds a group runs with (glex_coll_select.c is their one home;
+ * doc/user-guide.md has each variable).  -1 = auto.  Members of a group
+ * must have the same rdma_kb, stage_kb and stage_map: the direct path's
+ * first call checks it (GLEX_EMISMATCH). */
+typedef struct glex_coll_policy {
+    int64_t segment_kb;  /* pipelining segment, 1..65536 KiB   GLEX_COLL_SEGMENT_KB */
+    uint64_t plan_cache; /* compiled plans kept per group      GLEX_COLL_PLAN_CACHE */
+    int64_t rdma_kb;     /* direct path: RDMA above, 0..1024 KiB  GLEX_RDMA_KB */
+    int64_t stage_kb;    /* direct path: stage calls up to, KiB   GLEX_STAGE_KB */
+    uint32_t stage_map;  /* direct path: stages mapped, allreduce/bcast staged too (1)
+                            or reduce only, read by RDMA (0)    GLEX_STAGE_MAP */
+} glex_coll_policy_t;
+#define GLEX_STAGE_KB_MAX 4194304u /* GLEX_STAGE_KB: 4 GiB */
+void glex_coll_policy_default(glex_coll_policy_t *p);
+/* overlay the GLEX_* variables; GLEX_EINVAL names variable, value and range */
+int glex_coll_policy_from_env(glex_coll_policy_t *p);
+int glex_coll_policy_check(const glex_coll_policy_t *p);
+
 /* members[r] = NodeID of rank r, vps[r] = its VP.  group_key must be the same
- * on every member and unique among the fabric's live groups. */
+ * on every member and unique among the fabric's live groups.  The policy is
+ * the defaults overlaid with the environment. */
 int glex_group_create(glex_vp_t *vp, uint64_t group_key, uint32_t size, uint32_t rank,
                       const uint32_t *nodes, const uint16_t *vps, glex_group_t **out);
+/* the same with a given policy (copied; NULL: from the environment) */
+int glex_group_create_policy(glex_vp_t *vp, uint64_t group_key, uint32_t size, uint32_t rank,
+                             const uint32_t *nodes, const uint16_t *vps,
+                             const glex_coll_policy_t *pol, glex_group_t **out);
 void glex_group_free(glex_group_t *g);
 uint32_t glex_group_size(const glex_group_t *g);
 uint32_t glex_group_rank(const glex_group_t *g);

@@ -22,12 +22,12 @@ void glex_bcast_binomial(glex_sched_t *s, uint32_t root, uint64_t buf, uint64_t 
         int i = nk - 1; /* largest subtree first */
         if (parent >= 0) {
             if (nk > 0)
-                sc_fwd(s, REAL((uint32_t)parent), seq, REAL(kids[i--]), seq, ref, c, false);
+                glex_sc_fwd(s, REAL((uint32_t)parent), seq, REAL(kids[i--]), seq, ref, c, false);
             else
-                sc_recv(s, REAL((uint32_t)parent), seq, ref, c, false);
+                glex_sc_recv(s, REAL((uint32_t)parent), seq, ref, c, false);
         }
         for (; i >= 0; i--)
-            sc_send(s, REAL(kids[i]), seq, ref, c);
+            glex_sc_send(s, REAL(kids[i]), seq, ref, c);
     }
 }
 
@@ -77,25 +77,25 @@ static void dtree_walk(glex_sched_t *s, uint32_t root, uint64_t buf, uint64_t cn
             if (v == 0) { /* the root feeds (or collects from) the tree's root */
                 uint32_t top = REAL(pos_to_v(t, m, rootpos));
                 if (reduce)
-                    sc_recv(s, top, seq, ref, c, true);
+                    glex_sc_recv(s, top, seq, ref, c, true);
                 else
-                    sc_send(s, top, seq, ref, c);
+                    glex_sc_send(s, top, seq, ref, c);
                 continue;
             }
             int nk = dtree_links(t, m, v, &parent, kids);
             if (nk == 0) {
                 if (reduce)
-                    sc_send(s, REAL(parent), seq, ref, c);
+                    glex_sc_send(s, REAL(parent), seq, ref, c);
                 else
-                    sc_recv(s, REAL(parent), seq, ref, c, false);
+                    glex_sc_recv(s, REAL(parent), seq, ref, c, false);
             } else if (reduce) {
                 if (nk == 2)
-                    sc_recv(s, REAL(kids[0]), seq, ref, c, true);
-                sc_fwd(s, REAL(kids[nk - 1]), seq, REAL(parent), seq, ref, c, true);
+                    glex_sc_recv(s, REAL(kids[0]), seq, ref, c, true);
+                glex_sc_fwd(s, REAL(kids[nk - 1]), seq, REAL(parent), seq, ref, c, true);
             } else {
-                sc_fwd(s, REAL(parent), seq, REAL(kids[0]), seq, ref, c, false);
+                glex_sc_fwd(s, REAL(parent), seq, REAL(kids[0]), seq, ref, c, false);
                 if (nk == 2)
-                    sc_send(s, REAL(kids[1]), seq, ref, c);
+                    glex_sc_send(s, REAL(kids[1]), seq, ref, c);
             }
         }
     }

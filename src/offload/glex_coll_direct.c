@@ -49,25 +49,6 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-#define PREFETCH_MAX 512u /* small slots whose data lines a reader fetches at once */
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static uint32_t next_call(uint32_t c) { return c + 1 ? c + 1 : 1; } /* 0 is skipped */
-
-size_t glex_direct_cap(const glex_fabric_t *f)
-{
-    size_t bytes = glex_mbox_bytes(f);
-    size_t stride = (bytes - LINE) / 2 / LINE * LINE;
-    return stride - SLOT_HDR;
-}
 
 /* ---- setup and teardown ---- */
 
@@ -90,7 +71,7 @@ static int peers_through(void *arg)
         if (w->q == g->rank || done_reached(g, w->q, d->seq) ||
             after_eq(atomic_load(&line_of(d, w->q)->failed), d->seq))
             continue;
-        uint64_t now = now_ns();
+        uint64_t now = glex_now_ns();
         if (now < w->next_check)
             return 0;
         w->next_check = now + 100000000ull; /* reads /proc: ten times a second */
@@ -127,46 +108,34 @@ void glex_direct_free(glex_group_t *g)
     g->direct = NULL;
 }
 
-/* First direct call of a group: every member claims a mailbox, then all
- * agree (an engine allreduce of the minimum) whether all have one.
- * 1: on; 0: off for good (the callers use the engine algorithms). */
-int glex_direct_setup(glex_group_t *g)
+/* First direct call of a group, before the members agree (glex_coll_req.c):
+ * claim this rank's mailbox.  1: have one, 0: not (no memory, no mailbox
+ * left, or GLEX_MAILBOXES=0). */
+int glex_direct_claim(glex_group_t *g)
 {
-    if (g->direct_state)
-        return g->direct_state > 0;
-    glex_direct_t *d = calloc(1, sizeof *d);
-    int32_t have = 0, all = 0;
-    if (d && glex_fabric_params(g->f)->mailboxes > 0) {
-        d->area = calloc(g->size, sizeof *d->area);
-        d->acc = malloc(CHUNK_BYTES);
-        d->tmp = malloc(CHUNK_BYTES);
-        if (d->area && d->acc && d->tmp && glex_mbox_claim(g->f, g->key, g->rank, &d->mine) == 0)
-            have = 1;
-    }
-    glex_coll_args_t a = { .kind = GLEX_COLL_ALLREDUCE, .algo = GLEX_ALGO_BINOMIAL, .count = 1,
-                           .type = GLEX_INT32, .op = GLEX_OP_MIN, .sendbuf = &have,
-                           .recvbuf = &all };
-    int rc = glex_coll_run(g, &a);
-    if (rc) {
-        if (d)
-            glex_mbox_release(g->f, d->mine);
-        if (d) {
-            free(d->area);
-            free(d->acc);
-            free(d->tmp);
-        }
-        free(d);
-        return rc;
-    }
+    glex_direct_t *d = g->direct ? g->direct : calloc(1, sizeof *d);
     g->direct = d;
-    if (all == 1) {
-        for (uint32_t q = 0; q < g->size && all; q++) {
-            glex_mbox_t *m = q == g->rank ? d->mine : glex_mbox_find(g->f, g->nodes[q], g->key, q);
-            if (!m)
-                all = 0; /* cannot happen: every member claimed before agreeing */
-            else
-                d->area[q] = glex_mbox_area(m);
-        }
+    if (!d || glex_fabric_params(g->f)->mailboxes == 0)
+        return 0;
+    if (d->mine)
+        return 1;
+    d->area = calloc(g->size, sizeof *d->area);
+    d->acc = malloc(CHUNK_BYTES);
+    d->tmp = malloc(CHUNK_BYTES);
+    return d->area && d->acc && d->tmp && glex_mbox_claim(g->f, g->key, g->rank, &d->mine) == 0;
+}
+
+/* ... and after: all = 1 when every member has one (the path is on: 1),
+ * else the claim is given back and the path is off for good (0). */
+int glex_direct_open(glex_group_t *g, int all)
+{
+    glex_direct_t *d = g->direct;
+    for (uint32_t q = 0; q < g->size && all == 1; q++) {
+        glex_mbox_t *m = q == g->rank ? d->mine : glex_mbox_find(g->f, g->nodes[q], g->key, q);
+        if (!m)
+            all = 0; /* cannot happen: every member claimed before agreeing */
+        else
+            d->area[q] = glex_mbox_area(m);
     }
     if (all != 1) {
         glex_direct_free(g);
@@ -195,84 +164,13 @@ int glex_direct_start(glex_group_t *g, const glex_coll_args_t *a, glex_dcall_t *
     if (c->a.kind == GLEX_COLL_BCAST)
         c->a.sendbuf = c->a.recvbuf;
     c->bytes = call_bytes(a);
-    c->large = c->bytes > d->cap || c->bytes > glex_rdma_threshold(g->f);
-    c->staged = c->large && glex_stage_wanted(g, c);
+    c->large = c->bytes > d->cap || c->bytes > glex_sel_rdma_bytes(g);
+    c->staged = c->large && glex_sel_staged(g, c->a.kind, c->bytes);
     c->c = ++d->seq;
     if (c->c == 0) /* 0 means 'never': skip it when the counter wraps */
         c->c = ++d->seq;
     c->st = ST_ENTER;
     return GLEX_OK;
-}
-
-int glex_direct_fail(glex_group_t *g, glex_dcall_t *c, int rc)
-{
-    glex_direct_t *d = g->direct;
-    atomic_store(&line_of(d, g->rank)->failed_rc, rc);
-    atomic_store(&line_of(d, g->rank)->failed, c->c);
-    /* the call is over here: this rank reads no peer buffer any more (said
-     * in call order, like every done) */
-    if (c->c == next_call(d->finished)) {
-        d->finished = c->c;
-        atomic_store(&line_of(d, g->rank)->done, c->c);
-    }
-    for (uint32_t q = 0; q < g->size; q++)
-        if (q != g->rank)
-            glex_notify(g->f, g->nodes[q]);
-    c->status = rc;
-    c->st = ST_DONE;
-    return rc;
-}
-
-/* a peer failed this call: so does this rank (<0), else 0 */
-static int peer_failed(glex_group_t *g, glex_dcall_t *c)
-{
-    glex_direct_t *d = g->direct;
-    for (uint32_t p = 0; p < g->size; p++) {
-        if (p == g->rank || atomic_load(&line_of(d, p)->failed) != c->c)
-            continue;
-        int why = atomic_load(&line_of(d, p)->failed_rc);
-        if (why == GLEX_ESIZE || why == GLEX_ETRUNC) /* not a dead process */
-            return glex_direct_fail(g, c,
-                                    glex_set_error(GLEX_ESIZE, "%s: rank %u failed this call: "
-                                                   "its count differs from another rank's",
-                                                   glex_coll_kind_name(c->a.kind), p));
-        return glex_direct_fail(g, c, glex_set_error(GLEX_EDEAD, "%s: rank %u failed this call",
-                                                     glex_coll_kind_name(c->a.kind), p));
-    }
-    return 0;
-}
-
-/* blocked on rank q: after GLEX_TIMEOUT ask whether it (or any rank) died;
- * a peer that failed this call ends it here too.  0 keep waiting, <0 error */
-int glex_direct_blocked(glex_group_t *g, glex_dcall_t *c, uint32_t q)
-{
-    if (c->notify) { /* about to wait: peers waiting for this rank's slot first */
-        c->notify = 0;
-        glex_direct_notify_all(g);
-    }
-    if (++c->polls & 63u) /* the clock only now and then */
-        return 0;
-    uint64_t now = now_ns();
-    if (!c->wait_since) {
-        c->wait_since = now;
-        c->next_check = now + 1000000ull;
-        return 0;
-    }
-    if (now < c->next_check)
-        return 0;
-    uint64_t tmo = (uint64_t)glex_fabric_params(g->f)->timeout_ms * 1000000ull;
-    c->next_check = now + (tmo < 1000000000ull ? tmo : 1000000000ull);
-    int rc = peer_failed(g, c);
-    if (rc)
-        return rc;
-    if (now - c->wait_since < tmo)
-        return 0;
-    char why[256];
-    if (glex_peer_failed(g->f, g->nodes[q], why, sizeof why))
-        return glex_direct_fail(g, c,
-                                glex_set_error(GLEX_EDEAD, "%s (direct): waiting for rank %u: %s",
-                                               glex_coll_kind_name(c->a.kind), q, why));
-    return 0;
 }
 
 /* rank q's slot holds this call: do the sizes agree?  (counts that differ
@@ -291,35 +189,6 @@ static int size_ok(glex_group_t *g, glex_dcall_t *c, uint32_t q)
                                     (unsigned long long)theirs, g->rank,
                                     (unsigned long long)c->bytes));
     return 0;
-}
-
-/* wake rank q if it sleeps waiting for this rank (its wait_for) */
-void glex_direct_wake(glex_group_t *g, uint32_t q)
-{
-    if (glex_host_asleep(g->f, g->nodes[q]) &&
-        atomic_load(&line_of(g->direct, q)->wait_for) == g->rank + 1)
-        glex_wake_host(g->f, g->nodes[q]);
-}
-
-/* ... every peer that does */
-void glex_direct_notify_all(glex_group_t *g)
-{
-    for (uint32_t q = 0; q < g->size; q++)
-        if (q != g->rank)
-            glex_direct_wake(g, q);
-}
-
-/* this rank is about to wait for rank q: say so (wait_for), so that q's
- * next write wakes it.  1 when newly said: the caller must look at its
- * condition once more (q may have looked at wait_for before it changed);
- * 0 when said before, at a look that came after it */
-int glex_direct_say_waiting(glex_group_t *g, uint32_t q)
-{
-    _Atomic uint32_t *mine = &line_of(g->direct, g->rank)->wait_for;
-    if (atomic_load_explicit(mine, memory_order_relaxed) == q + 1)
-        return 0;
-    atomic_store(mine, q + 1);
-    return 1;
 }
 
 /* is *w at (exact) or past call c?  If not, this rank waits for rank q:
@@ -466,12 +335,12 @@ static int combine(const glex_dcall_t *c, void *acc, const void *src, uint64_t b
  * the other lines too, so that when the writer's seq shows up they come
  * in the same round of transfers instead of after it (2 ranks, 64-512 B,
  * three A/B rounds: reduce 0.64-0.74 -> 0.42-0.51 us, bcast 0.63-1.0 ->
- * 0.38-0.48).  Only up to PREFETCH_MAX: from 1 KiB the reader's fetches
+ * 0.38-0.48).  Only up to GLEX_SEL_PREFETCH_MAX: from 1 KiB the reader's fetches
  * took lines away from the writer in the middle of its copy (2 KiB: 0.8 ->
  * 1.4 us) */
 static void fetch_data_lines(const glex_dcall_t *c, const dslot_t *sl)
 {
-    if (c->bytes <= LINE - SLOT_HDR || c->bytes > PREFETCH_MAX)
+    if (c->bytes <= LINE - SLOT_HDR || c->bytes > GLEX_SEL_PREFETCH_MAX)
         return;
     const uint8_t *end = (const uint8_t *)sl + SLOT_HDR + c->bytes;
     for (const uint8_t *p = (const uint8_t *)sl + LINE; p < end; p += LINE)
@@ -719,7 +588,7 @@ static int large_step(glex_group_t *g, glex_dcall_t *c)
     /* ST_LARGE_DONE: nobody reads this rank's buffers any more */
     if ((rc = wait_all_done(g, c)) <= 0)
         return rc;
-    if ((rc = peer_failed(g, c))) /* e.g. a bcast receiver whose count differs */
+    if ((rc = glex_direct_peer_failed(g, c))) /* e.g. a bcast receiver whose count differs */
         return rc;
     if (c->a.kind == GLEX_COLL_ALLREDUCE || (c->a.kind == GLEX_COLL_REDUCE && me == c->a.root))
         glex_rdma_landed(c->a.recvbuf, c->bytes); /* the peers' blocks */

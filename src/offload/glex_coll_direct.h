@@ -58,6 +58,8 @@ enum { ST_ENTER, ST_SMALL, ST_LARGE_WAIT, ST_LARGE_REDUCE, ST_GATHER, ST_LARGE_P
        ST_DONE };
 
 static inline int after_eq(uint32_t a, uint32_t b) { return (int32_t)(a - b) >= 0; }
+/* the call number after c (0 means 'never' and is skipped) */
+static inline uint32_t next_call(uint32_t c) { return c + 1 ? c + 1 : 1; }
 static inline dline_t *line_of(const glex_direct_t *d, uint32_t q) { return (dline_t *)d->area[q]; }
 static inline dslot_t *slot_of(const glex_direct_t *d, uint32_t q, uint32_t s)
 {
@@ -73,10 +75,12 @@ static inline const uint8_t *send_ptr(const glex_coll_args_t *a)
 
 static inline void progressed(glex_dcall_t *c) { c->wait_since = 0; }
 
-/* ---- the call protocol (glex_coll_direct.c) ---- */
+/* ---- waiting and failing (glex_coll_direct_wait.c) ---- */
 
 /* this call failed here with rc: say so to the peers, end it; returns rc */
 int glex_direct_fail(glex_group_t *g, glex_dcall_t *c, int rc);
+/* a peer failed this call: so does this rank (<0), else 0 */
+int glex_direct_peer_failed(glex_group_t *g, glex_dcall_t *c);
 /* blocked on rank q: 0 keep waiting, <0 the call failed (a peer died or
  * failed it) */
 int glex_direct_blocked(glex_group_t *g, glex_dcall_t *c, uint32_t q);
@@ -89,8 +93,6 @@ void glex_direct_notify_all(glex_group_t *g);
 
 /* ---- stages (glex_coll_stage.c) ---- */
 
-/* is this large call staged (same answer on every rank)? */
-int glex_stage_wanted(const glex_group_t *g, const glex_dcall_t *c);
 /* does this rank copy its data into a stage in this staged call? */
 int glex_stage_writer(const glex_group_t *g, const glex_dcall_t *c);
 /* this slot's stage, big enough, nothing copied yet; 0: no memory */

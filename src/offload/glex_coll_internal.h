@@ -47,7 +47,7 @@ struct glex_group {
     glex_plan_t *buckets[GLEX_PLAN_BUCKETS];
     uint32_t nplans, max_plans; /* GLEX_COLL_PLAN_CACHE */
     uint64_t use_clock;
-    uint64_t seg_bytes;   /* pipelining segment (GLEX_COLL_SEGMENT_KB), 0: auto */
+    glex_coll_policy_t pol; /* thresholds (glex_coll_select.c) */
     int lease;            /* JobID of the group's blocking calls, or -1: one per call */
     uint32_t lease_calls; /* blocking calls under it: each its own key generation */
     glex_coll_stats_t stats[GLEX_COLL_KIND_COUNT][GLEX_ALGO_COUNT][2];
@@ -79,14 +79,14 @@ typedef struct glex_dcall {
     int status;
 } glex_dcall_t;
 
-/* direct path: set up at the first call (collective: 1 on, 0 off, <0 error),
- * start, advance (1 when done), and tear down at group free */
-int glex_direct_setup(glex_group_t *g);
+/* direct path: set up at the first call (claim this rank's mailbox: 1 when
+ * it has one; the members agree; open: 1 on, 0 off for good), start,
+ * advance (1 when done), and tear down at group free */
+int glex_direct_claim(glex_group_t *g);
+int glex_direct_open(glex_group_t *g, int all);
 int glex_direct_start(glex_group_t *g, const glex_coll_args_t *a, glex_dcall_t *c);
 int glex_direct_poll(glex_group_t *g, glex_dcall_t *c);
 void glex_direct_free(glex_group_t *g);
-/* largest message that travels in a mailbox slot */
-size_t glex_direct_cap(const glex_fabric_t *f);
 
 /* schedule under construction */
 typedef struct glex_sched {
@@ -101,20 +101,20 @@ typedef struct glex_sched {
     uint64_t tmp_bytes;
 } glex_sched_t;
 
-void sc_send(glex_sched_t *s, uint32_t peer, uint32_t seq, uint64_t ref, uint64_t cnt);
-void sc_recv(glex_sched_t *s, uint32_t peer, uint32_t seq, uint64_t ref, uint64_t cnt, bool red);
-void sc_xchg(glex_sched_t *s, uint32_t peer, uint32_t seq, uint64_t sref, uint64_t scnt,
+void glex_sc_send(glex_sched_t *s, uint32_t peer, uint32_t seq, uint64_t ref, uint64_t cnt);
+void glex_sc_recv(glex_sched_t *s, uint32_t peer, uint32_t seq, uint64_t ref, uint64_t cnt, bool red);
+void glex_sc_xchg(glex_sched_t *s, uint32_t peer, uint32_t seq, uint64_t sref, uint64_t scnt,
              uint64_t rref, uint64_t rcnt, bool red);
-void sc_fwd(glex_sched_t *s, uint32_t src, uint32_t rseq, uint32_t dst, uint32_t sseq,
+void glex_sc_fwd(glex_sched_t *s, uint32_t src, uint32_t rseq, uint32_t dst, uint32_t sseq,
             uint64_t ref, uint64_t cnt, bool red);
-void sc_local(glex_sched_t *s, uint64_t sref, uint64_t dref, uint64_t cnt, bool red);
+void glex_sc_local(glex_sched_t *s, uint64_t sref, uint64_t dref, uint64_t cnt, bool red);
 /* the counter trigger: one descriptor combines k packets (peers[i] with
  * SeqID seqs[i], in that order) into ref, then (dst >= 0) forwards the
  * result to dst with SeqID dseq; only for k = 2..16 inline-sized packets */
-bool sc_many_fits(const glex_sched_t *s, uint64_t cnt, int k);
-void sc_combine_many(glex_sched_t *s, const uint32_t *peers, const uint32_t *seqs, int k,
+bool glex_sc_many_fits(const glex_sched_t *s, uint64_t cnt, int k);
+void glex_sc_combine_many(glex_sched_t *s, const uint32_t *peers, const uint32_t *seqs, int k,
                      uint64_t ref, uint64_t cnt, int64_t dst, uint32_t dseq);
-void sc_need_tmp(glex_sched_t *s, uint64_t bytes);
+void glex_sc_need_tmp(glex_sched_t *s, uint64_t bytes);
 
 /* shapes shared by algorithms */
 static inline uint32_t pof2_floor(uint32_t n)
@@ -144,9 +144,23 @@ void glex_segments(const glex_sched_t *s, uint64_t cnt, uint64_t *nseg, uint64_t
 void glex_build_bcast(glex_sched_t *s, glex_algo_t algo);
 void glex_build_reduce(glex_sched_t *s, glex_algo_t algo);
 void glex_build_allreduce(glex_sched_t *s, glex_algo_t algo);
+/* ---- policy (glex_coll_select.c): the one home of thresholds ---- */
 /* does algorithm a fit this call? */
 bool glex_algo_fits(const glex_group_t *g, const glex_coll_args_t *a, glex_algo_t algo);
+/* the selection table's choice (never 'direct') */
 glex_algo_t glex_algo_auto(const glex_group_t *g, const glex_coll_args_t *a);
+/* pipelining segment in bytes: the same on every member */
+uint64_t glex_sel_segment_bytes(const glex_group_t *g, const glex_coll_args_t *a, size_t es);
+/* direct path: messages above this many bytes go by RDMA, not a mailbox slot */
+size_t glex_sel_rdma_bytes(const glex_group_t *g);
+/* direct path: is a large call of this kind and size staged? */
+int glex_sel_staged(const glex_group_t *g, glex_coll_kind_t kind, uint64_t bytes);
+/* direct path: are stages mapped (memfd) rather than read by RDMA? */
+int glex_sel_stage_map(const glex_group_t *g);
+/* what members must agree on: a positive digest of the direct path's policy */
+int64_t glex_coll_policy_digest(const glex_coll_policy_t *p);
+/* direct path: small slots whose data lines a reader fetches at once (bytes) */
+#define GLEX_SEL_PREFETCH_MAX 512u
 
 /* cached or newly compiled plan, with a reference taken; drop it with plan_put */
 glex_plan_t *glex_plan_get(glex_group_t *g, const glex_coll_args_t *a, glex_algo_t algo,

@@ -25,26 +25,26 @@ static void reduce_binomial(glex_sched_t *s, uint32_t root, uint64_t acc, uint64
     uint32_t mybit = v ? (uint32_t)__builtin_ctz(v) : 0;
     if (nk == 0) {
         if (parent >= 0)
-            sc_send(s, REAL((uint32_t)parent), mybit, src, cnt);
+            glex_sc_send(s, REAL((uint32_t)parent), mybit, src, cnt);
         else if (src != acc && cnt)
-            sc_local(s, src, acc, cnt, false);
+            glex_sc_local(s, src, acc, cnt, false);
         return;
     }
     if (src != acc && cnt)
-        sc_local(s, src, acc, cnt, false);
-    if (sc_many_fits(s, cnt, nk)) { /* all children in one descriptor (counter trigger) */
+        glex_sc_local(s, src, acc, cnt, false);
+    if (glex_sc_many_fits(s, cnt, nk)) { /* all children in one descriptor (counter trigger) */
         uint32_t peers[32];
         for (int i = 0; i < nk; i++)
             peers[i] = REAL(kids[i]);
         int64_t up = parent >= 0 ? (int64_t)REAL((uint32_t)parent) : -1;
-        sc_combine_many(s, peers, bits, nk, acc, cnt, up, mybit);
+        glex_sc_combine_many(s, peers, bits, nk, acc, cnt, up, mybit);
         return;
     }
     for (int i = 0; i < nk; i++) {
         if (i == nk - 1 && parent >= 0)
-            sc_fwd(s, REAL(kids[i]), bits[i], REAL((uint32_t)parent), mybit, acc, cnt, true);
+            glex_sc_fwd(s, REAL(kids[i]), bits[i], REAL((uint32_t)parent), mybit, acc, cnt, true);
         else
-            sc_recv(s, REAL(kids[i]), bits[i], acc, cnt, true);
+            glex_sc_recv(s, REAL(kids[i]), bits[i], acc, cnt, true);
     }
 }
 
@@ -57,15 +57,15 @@ static int64_t fold_extra(glex_sched_t *s, uint32_t root, uint64_t acc, uint64_t
     uint32_t n = s->g->size, v = (s->g->rank + n - root) % n;
     uint32_t r = n - pof2_floor(n);
     if (v < 2 * r && (v & 1)) {
-        sc_send(s, REAL(v - 1), SEQ_PAIR_IN, src, cnt);
+        glex_sc_send(s, REAL(v - 1), SEQ_PAIR_IN, src, cnt);
         if (result_back)
-            sc_recv(s, REAL(v - 1), SEQ_PAIR_OUT, acc, cnt, false);
+            glex_sc_recv(s, REAL(v - 1), SEQ_PAIR_OUT, acc, cnt, false);
         return -1;
     }
     if (src != acc && cnt)
-        sc_local(s, src, acc, cnt, false);
+        glex_sc_local(s, src, acc, cnt, false);
     if (v < 2 * r) {
-        sc_recv(s, REAL(v + 1), SEQ_PAIR_IN, acc, cnt, true);
+        glex_sc_recv(s, REAL(v + 1), SEQ_PAIR_IN, acc, cnt, true);
         return v / 2;
     }
     return v - r;
@@ -77,7 +77,7 @@ static void unfold_extra(glex_sched_t *s, uint32_t root, uint64_t acc, uint64_t 
 {
     uint32_t n = s->g->size, v = (s->g->rank + n - root) % n;
     if (v < 2 * (n - pof2_floor(n)))
-        sc_send(s, REAL(v + 1), SEQ_PAIR_OUT, acc, cnt);
+        glex_sc_send(s, REAL(v + 1), SEQ_PAIR_OUT, acc, cnt);
 }
 
 static void allreduce_rd(glex_sched_t *s, uint64_t acc, uint64_t src, uint64_t cnt)
@@ -89,7 +89,7 @@ static void allreduce_rd(glex_sched_t *s, uint64_t acc, uint64_t src, uint64_t c
         return;
     for (uint32_t st = 0; (1u << st) < pof2; st++) {
         uint32_t partner = new_to_v((uint32_t)nr ^ (1u << st), r);
-        sc_xchg(s, REAL(partner), 1 + st, acc, cnt, acc, cnt, true);
+        glex_sc_xchg(s, REAL(partner), 1 + st, acc, cnt, acc, cnt, true);
     }
     unfold_extra(s, root, acc, cnt);
 }
@@ -118,7 +118,7 @@ static void rabenseifner(glex_sched_t *s, uint32_t root, uint64_t acc, uint64_t 
         uint32_t mask = 1u << st, half = (hi - lo) / 2, partner = new_to_v(nr ^ mask, r);
         uint32_t klo = (nr & mask) ? lo + half : lo, khi = (nr & mask) ? hi : lo + half;
         uint32_t slo = (nr & mask) ? lo : lo + half, shi = (nr & mask) ? lo + half : hi;
-        sc_xchg(s, REAL(partner), 1 + st, AT(slo), LEN(slo, shi), AT(klo), LEN(klo, khi), true);
+        glex_sc_xchg(s, REAL(partner), 1 + st, AT(slo), LEN(slo, shi), AT(klo), LEN(klo, khi), true);
         wlo[st] = lo, whi[st] = hi;
         lo = klo, hi = khi;
     }
@@ -126,13 +126,13 @@ static void rabenseifner(glex_sched_t *s, uint32_t root, uint64_t acc, uint64_t 
         uint32_t mask = 1u << st, partner = new_to_v(nr ^ mask, r);
         uint32_t olo = lo == wlo[st] ? hi : wlo[st], ohi = lo == wlo[st] ? whi[st] : lo;
         if (all) {
-            sc_xchg(s, REAL(partner), 1 + k + st, AT(lo), LEN(lo, hi), AT(olo), LEN(olo, ohi),
+            glex_sc_xchg(s, REAL(partner), 1 + k + st, AT(lo), LEN(lo, hi), AT(olo), LEN(olo, ohi),
                     false);
         } else if (nr & mask) {
-            sc_send(s, REAL(partner), 1 + k + st, AT(lo), LEN(lo, hi));
+            glex_sc_send(s, REAL(partner), 1 + k + st, AT(lo), LEN(lo, hi));
             return;
         } else {
-            sc_recv(s, REAL(partner), 1 + k + st, AT(olo), LEN(olo, ohi), false);
+            glex_sc_recv(s, REAL(partner), 1 + k + st, AT(olo), LEN(olo, ohi), false);
         }
         lo = wlo[st], hi = whi[st];
     }
@@ -150,14 +150,14 @@ void glex_build_reduce(glex_sched_t *s, glex_algo_t algo)
     uint64_t acc = am_root ? REF(BUF_RECV, 0) : REF(BUF_TMP, 0);
     uint64_t src = (am_root && s->inplace) ? REF(BUF_RECV, 0) : REF(BUF_SEND, 0);
     if (!am_root && algo != GLEX_ALGO_BINOMIAL && algo != GLEX_ALGO_AUTO)
-        sc_need_tmp(s, bytes);
+        glex_sc_need_tmp(s, bytes);
     switch (algo) {
     case GLEX_ALGO_RABENSEIFNER:
         rabenseifner(s, a->root, acc, src, a->count, false);
         break;
     case GLEX_ALGO_DOUBLE_TREE:
         if (src != acc && a->count)
-            sc_local(s, src, acc, a->count, false);
+            glex_sc_local(s, src, acc, a->count, false);
         glex_reduce_dtree(s, a->root, acc, a->count, 0);
         break;
     default: {
@@ -165,7 +165,7 @@ void glex_build_reduce(glex_sched_t *s, glex_algo_t algo)
         uint32_t n = s->g->size, v = (s->g->rank + n - a->root) % n, kids[32], bits[32];
         int64_t parent;
         if (!am_root && glex_binomial(v, n, &parent, kids, bits) > 0)
-            sc_need_tmp(s, bytes);
+            glex_sc_need_tmp(s, bytes);
         reduce_binomial(s, a->root, acc, src, a->count);
     }
     }
@@ -187,7 +187,7 @@ void glex_build_allreduce(glex_sched_t *s, glex_algo_t algo)
         break;
     case GLEX_ALGO_DOUBLE_TREE:
         if (src != acc && cnt)
-            sc_local(s, src, acc, cnt, false);
+            glex_sc_local(s, src, acc, cnt, false);
         glex_reduce_dtree(s, 0, acc, cnt, 0);
         glex_bcast_dtree(s, 0, acc, cnt, 0);
         break;

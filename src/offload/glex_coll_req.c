@@ -218,12 +218,37 @@ static glex_plan_t *plan_for(glex_group_t *g, const glex_coll_args_t *a, glex_al
     return *rc ? NULL : glex_plan_get(g, a, *algo, rc);
 }
 
+/* The direct path's set-up, at its first call on a group: every member
+ * claims a mailbox, then all agree (an engine allreduce of the minimum)
+ * whether all have one, and check that all run with the same direct-path
+ * policy.  1: on; 0: off for good; < 0: error. */
+static int direct_setup(glex_group_t *g)
+{
+    if (g->direct_state)
+        return g->direct_state > 0;
+    int64_t digest = glex_coll_policy_digest(&g->pol);
+    int64_t mine[3] = { glex_direct_claim(g), digest, -digest }, all[3];
+    glex_coll_args_t a = { .kind = GLEX_COLL_ALLREDUCE, .algo = GLEX_ALGO_BINOMIAL, .count = 3,
+                           .type = GLEX_INT64, .op = GLEX_OP_MIN, .sendbuf = mine,
+                           .recvbuf = all };
+    int rc = glex_coll_run(g, &a);
+    if (!rc && all[1] != -all[2])
+        rc = glex_error(GLEX_EMISMATCH, "the direct path's settings differ between the ranks of "
+                        "a group: GLEX_RDMA_KB, GLEX_STAGE_KB and GLEX_STAGE_MAP must be the "
+                        "same on every rank");
+    if (rc) {
+        glex_direct_free(g);
+        return rc;
+    }
+    return glex_direct_open(g, (int)all[0]);
+}
+
 /* a direct-path call: the group's members agree at the first one whether
  * the path is available (else *algo falls back to what 'auto' picks) */
 static int start_direct(glex_group_t *g, const glex_coll_args_t *a, glex_algo_t *algo,
                         glex_req_t **out)
 {
-    int rc = glex_direct_setup(g);
+    int rc = direct_setup(g);
     if (rc < 0)
         return rc;
     if (rc == 0) {

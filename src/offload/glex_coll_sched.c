@@ -47,7 +47,7 @@ static void set_src(const glex_sched_t *s, glex_desc_t *d, uint32_t peer, uint32
     d->reduce_flag = red;
 }
 
-void sc_send(glex_sched_t *s, uint32_t peer, uint32_t seq, uint64_t ref, uint64_t cnt)
+void glex_sc_send(glex_sched_t *s, uint32_t peer, uint32_t seq, uint64_t ref, uint64_t cnt)
 {
     glex_desc_t *d = emit(s);
     if (!d)
@@ -57,7 +57,7 @@ void sc_send(glex_sched_t *s, uint32_t peer, uint32_t seq, uint64_t ref, uint64_
     d->send_count = cnt;
 }
 
-void sc_recv(glex_sched_t *s, uint32_t peer, uint32_t seq, uint64_t ref, uint64_t cnt, bool red)
+void glex_sc_recv(glex_sched_t *s, uint32_t peer, uint32_t seq, uint64_t ref, uint64_t cnt, bool red)
 {
     glex_desc_t *d = emit(s);
     if (!d)
@@ -67,7 +67,7 @@ void sc_recv(glex_sched_t *s, uint32_t peer, uint32_t seq, uint64_t ref, uint64_
     d->count = cnt;
 }
 
-void sc_xchg(glex_sched_t *s, uint32_t peer, uint32_t seq, uint64_t sref, uint64_t scnt,
+void glex_sc_xchg(glex_sched_t *s, uint32_t peer, uint32_t seq, uint64_t sref, uint64_t scnt,
              uint64_t rref, uint64_t rcnt, bool red)
 {
     glex_desc_t *d = emit(s);
@@ -81,7 +81,7 @@ void sc_xchg(glex_sched_t *s, uint32_t peer, uint32_t seq, uint64_t sref, uint64
     d->count = rcnt;
 }
 
-void sc_fwd(glex_sched_t *s, uint32_t src, uint32_t rseq, uint32_t dst, uint32_t sseq,
+void glex_sc_fwd(glex_sched_t *s, uint32_t src, uint32_t rseq, uint32_t dst, uint32_t sseq,
             uint64_t ref, uint64_t cnt, bool red)
 {
     glex_desc_t *d = emit(s);
@@ -94,13 +94,13 @@ void sc_fwd(glex_sched_t *s, uint32_t src, uint32_t rseq, uint32_t dst, uint32_t
     d->count = d->send_count = cnt;
 }
 
-bool sc_many_fits(const glex_sched_t *s, uint64_t cnt, int k)
+bool glex_sc_many_fits(const glex_sched_t *s, uint64_t cnt, int k)
 {
     return k > 1 && (uint32_t)k <= GLEX_MAX_BRANCH &&
            cnt * s->es <= glex_fabric_params(s->g->f)->inline_max;
 }
 
-void sc_combine_many(glex_sched_t *s, const uint32_t *peers, const uint32_t *seqs, int k,
+void glex_sc_combine_many(glex_sched_t *s, const uint32_t *peers, const uint32_t *seqs, int k,
                      uint64_t ref, uint64_t cnt, int64_t dst, uint32_t dseq)
 {
     glex_desc_t *d = emit(s);
@@ -124,7 +124,7 @@ void sc_combine_many(glex_sched_t *s, const uint32_t *peers, const uint32_t *seq
     }
 }
 
-void sc_local(glex_sched_t *s, uint64_t sref, uint64_t dref, uint64_t cnt, bool red)
+void glex_sc_local(glex_sched_t *s, uint64_t sref, uint64_t dref, uint64_t cnt, bool red)
 {
     glex_desc_t *d = emit(s);
     if (!d)
@@ -136,7 +136,7 @@ void sc_local(glex_sched_t *s, uint64_t sref, uint64_t dref, uint64_t cnt, bool 
     d->count = cnt;
 }
 
-void sc_need_tmp(glex_sched_t *s, uint64_t bytes)
+void glex_sc_need_tmp(glex_sched_t *s, uint64_t bytes)
 {
     if (bytes > s->tmp_bytes)
         s->tmp_bytes = bytes;

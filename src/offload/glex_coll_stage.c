@@ -12,12 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* a large bcast with a core per process goes through the root's stage up
- * to this size, above it the root and the receivers split the copy
- * (measured, doc/performance.md "Staged allreduce and bcast": 2 ranks, 64
- * KiB 3.8 against 5.9 us, 128 KiB even, 4 MiB 242 against 162 us) */
-#define BCAST_STAGE_CORE (128u * 1024u)
-
 /* slot s's stage goes (replaced by a larger one, or the group is freed) */
 void glex_stage_drop(glex_direct_t *d, uint32_t s)
 {
@@ -27,22 +21,6 @@ void glex_stage_drop(glex_direct_t *d, uint32_t s)
         free(d->stage[s]);
     d->stage[s] = NULL;
     d->stage_cap[s] = 0;
-}
-
-/* a large call: is it staged?  Reduce up to GLEX_STAGE_KB; with mapped
- * stages (GLEX_STAGE_MAP) allreduce too, and bcast where the split copy
- * does not beat it (a core per process: up to BCAST_STAGE_CORE) */
-int glex_stage_wanted(const glex_group_t *g, const glex_dcall_t *c)
-{
-    if (g->size < 2 || c->bytes > glex_stage_limit(g->f))
-        return 0;
-    if (c->a.kind == GLEX_COLL_REDUCE)
-        return 1;
-    if (!glex_fabric_params(g->f)->stage_map)
-        return 0;
-    return c->a.kind == GLEX_COLL_ALLREDUCE ||
-           (c->a.kind == GLEX_COLL_BCAST &&
-            (c->bytes <= BCAST_STAGE_CORE || glex_procs_per_cpu(g->f) > 1));
 }
 
 /* staged: does this rank copy its data into a stage?  A reduce's senders,
@@ -63,7 +41,7 @@ int glex_stage_ready(glex_group_t *g, glex_dcall_t *c, uint32_t s)
     glex_direct_t *d = g->direct;
     if (d->stage_cap[s] < c->bytes) {
         glex_stage_drop(d, s);
-        if (glex_fabric_params(g->f)->stage_map &&
+        if (glex_sel_stage_map(g) &&
             glex_region_alloc(&d->region[s], c->bytes) == GLEX_OK)
             d->stage[s] = d->region[s].base;
         else

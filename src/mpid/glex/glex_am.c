@@ -12,7 +12,6 @@
  * non-overtaking rule); an LMT message is handled completely (data read,
  * handler run) before the next message from the receive queue. */
 #include "glex_impl.h"
-#include <sched.h>
 #include <stdio.h>
 
 enum { WIRE_EAGER = 1, WIRE_LMT = 2, WIRE_ACK = 3 };
@@ -33,8 +32,6 @@ typedef struct {
 #define RQ_BATCH 64
 /* data up to this size goes without MPIDIG's RTS/CTS handshake */
 #define AM_EAGER_LIMIT (64 * 1024)
-/* progress calls without work before yielding the core */
-#define IDLE_YIELD 64
 
 /* Receive-queue entries taken off the NIC while this process could not post
  * (descriptor queue full); handled in order before the queue itself. */
@@ -43,63 +40,6 @@ typedef struct held {
     glex_rqe_t e;
 } held_t;
 static held_t *held_head, *held_tail;
-
-int MPIDI_GLEX_error(int glex_rc, const char *what)
-{
-    static int told;
-    /* extracterrmsgs wants the class literal in each call */
-    switch (glex_rc) {
-    case GLEX_EDEAD:   /* a peer process is gone */
-    case GLEX_ETIMEDOUT:
-        /* said once on stderr too: MPICH's own algorithms can wrap this code
-         * until MPI_Error_string loses it ("Ring ids do not match") */
-        if (!told++)
-            fprintf(stderr, "%s\n", what);
-        return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
-                                    MPIX_ERR_PROC_FAILED, "**fail", "**fail %s", what);
-    case GLEX_ETRUNC:  /* more data came than the call's count: as MPICH's receives */
-        return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
-                                    MPI_ERR_TRUNCATE, "**fail", "**fail %s", what);
-    case GLEX_EINVAL:
-        return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
-                                    MPI_ERR_ARG, "**fail", "**fail %s", what);
-    default:           /* GLEX_ESIZE: MPICH says "collective size mismatch", MPI_ERR_OTHER */
-        return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
-                                    MPI_ERR_OTHER, "**fail", "**fail %s", what);
-    }
-}
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec;
-}
-
-int MPIDI_GLEX_watch_peers(int work)
-{
-    MPIDI_GLEX_global_t *g = &MPIDI_GLEX_global;
-    if (work) {
-        g->idle_since_ns = 0;
-        return MPI_SUCCESS;
-    }
-    uint64_t now = now_ns();
-    if (!g->idle_since_ns) {
-        g->idle_since_ns = now;
-        return MPI_SUCCESS;
-    }
-    uint64_t timeout = glex_fabric_params(g->fabric)->timeout_ms * 1000000ull;
-    if (now - g->idle_since_ns < timeout || now < g->next_peer_check_ns)
-        return MPI_SUCCESS;
-    g->next_peer_check_ns = now + (timeout < 1000000000ull ? timeout : 1000000000ull);
-    int rc = glex_fabric_check_peers(g->fabric);
-    if (rc == GLEX_OK)
-        return MPI_SUCCESS;
-    char msg[512];
-    snprintf(msg, sizeof msg, "ch4:glex: nothing arrived for GLEX_TIMEOUT=%.3f s and %s",
-             timeout / 1e9, glex_last_error());
-    return MPIDI_GLEX_error(rc, msg);
-}
 
 static int post_error(int rc)
 {
@@ -423,30 +363,4 @@ int MPIDI_GLEX_am_poll(int *work)
             break;
     }
     return mpi_errno;
-}
-
-int MPIDI_GLEX_progress(int vci, int blocking)
-{
-    (void) vci, (void) blocking;
-    int mpi_errno = MPI_SUCCESS, work = 0, am_work = 0, nbc_work = 0;
-
-    work = glex_progress(MPIDI_GLEX_global.fabric) > 0;
-    mpi_errno = MPIDI_GLEX_am_poll(&am_work);
-    MPIR_ERR_CHECK(mpi_errno);
-    mpi_errno = MPIDI_GLEX_nbc_progress(&nbc_work);
-    MPIR_ERR_CHECK(mpi_errno);
-
-    /* MPICH polls progress in a loop while it waits; when nothing arrives,
-     * give the core to the other processes of this oversubscribed node */
-    if (work || am_work || nbc_work) {
-        MPIDI_GLEX_global.am_idle = 0;
-    } else if (++MPIDI_GLEX_global.am_idle >= IDLE_YIELD) {
-        MPIDI_GLEX_global.am_idle = 0;
-        sched_yield();
-    }
-    mpi_errno = MPIDI_GLEX_watch_peers(work || am_work || nbc_work);
-  fn_exit:
-    return mpi_errno;
-  fn_fail:
-    goto fn_exit;
 }

@@ -48,12 +48,8 @@ static inline uint32_t MPIDI_GLEX_node_of(MPIR_Comm * comm, int rank)
     return (uint32_t) lpid;
 }
 
-/* While progress finds nothing to do for longer than GLEX_TIMEOUT, look (at
- * most once a second) whether a peer process died: MPIX_ERR_PROC_FAILED
- * instead of waiting for it forever.  work: progress did something. */
-int MPIDI_GLEX_watch_peers(int work);
-
-/* MPI error code carrying the NIC model's last error text */
+/* glex_error.c (which also holds MPIDI_GLEX_global): an MPI error code
+ * carrying the NIC model's last error text */
 int MPIDI_GLEX_error(int glex_rc, const char *what);
 
 /* glex_init.c */
@@ -62,8 +58,10 @@ int MPIDI_GLEX_init_world(void);
 int MPIDI_GLEX_post_init(void);
 int MPIDI_GLEX_mpi_finalize_hook(void);
 
-/* glex_am.c */
+/* glex_progress.c */
 int MPIDI_GLEX_progress(int vci, int blocking);
+
+/* glex_am.c */
 int MPIDI_GLEX_am_poll(int *work);
 int MPIDI_GLEX_am_send_hdr(int rank, MPIR_Comm * comm, int handler_id, const void *am_hdr,
                            MPI_Aint am_hdr_sz, int src_vci, int dst_vci);

@@ -7,8 +7,6 @@
 #include <errno.h>
 #include <unistd.h>
 
-MPIDI_GLEX_global_t MPIDI_GLEX_global;
-
 /* ---------------------------------------------------------- environment */
 
 static const char *const kind_env[GLEX_COLL_KIND_COUNT] = {
@@ -18,86 +16,65 @@ static const char *const kind_env[GLEX_COLL_KIND_COUNT] = {
     [GLEX_COLL_BARRIER] = "GLEX_BARRIER_ALGO",
 };
 
-static void list_valid(glex_coll_kind_t k, char *buf, size_t len)
-{
-    size_t n = 0;
-    for (int a = 0; a < GLEX_ALGO_COUNT; a++)
-        if (glex_algo_valid(k, (glex_algo_t) a) && n < len)
-            n += snprintf(buf + n, len - n, "%s|", glex_algo_name((glex_algo_t) a));
-    if (n < len)
-        snprintf(buf + n, len - n, "host|mpich");
-}
-
-/* Read one setting (the default when unset or empty) and publish the value
- * in force as an MPI_T control variable of the same name: scope constant,
- * since it is read once, at MPI_Init.  MPICH keeps a string cvar's text in
- * a buffer of its own, filled from the value given as the default. */
+/* Publish a setting's value in force (the default when unset or empty) as
+ * an MPI_T control variable of the same name: scope constant, since it is
+ * read once, at MPI_Init.  MPICH keeps a string cvar's text in a buffer of
+ * its own, filled from the value given as the default. */
 enum { CVAR_LEN = 64 };
 
-static const char *setting(const char *name, const char *dflt, const char *desc)
+static void publish(const char *name, const char *dflt, const char *desc)
 {
-    const char *v = getenv(name);
-    if (!v || !*v)
-        v = dflt;
+    const char *v = glex_env(name);
     char text[CVAR_LEN];
-    snprintf(text, sizeof text, "%s", v);
+    snprintf(text, sizeof text, "%s", v ? v : dflt);
     MPIR_T_cvar_value_t value;
     value.str = text;
     MPIR_T_CVAR_REGISTER_impl(MPI_CHAR, name, text, CVAR_LEN, MPI_T_ENUM_NULL,
                               MPI_T_VERBOSITY_USER_BASIC, MPI_T_BIND_NO_OBJECT,
                               MPI_T_SCOPE_CONSTANT, NULL, NULL, value, "COLLECTIVE", desc);
-    return v;
-}
-
-static int env_flag(const char *name, int dflt, int *out, char *err, size_t errlen)
-{
-    const char *s = setting(name, dflt ? "1" : "0", "ch4:glex setting (doc/mpi.md)");
-    if (!strcmp(s, "0") || !strcmp(s, "1")) {
-        *out = s[0] - '0';
-        return 0;
-    }
-    snprintf(err, errlen, "%s=%s is invalid: allowed 0 or 1", name, s);
-    return -1;
 }
 
 /* Fills MPIDI_GLEX_global.verbose and .choice[] from GLEX_OFFLOAD,
- * GLEX_VERBOSE and GLEX_<KIND>_ALGO; on a bad value prints the reason
- * (variable, value, valid values) and returns an MPI error. */
+ * GLEX_VERBOSE and GLEX_<KIND>_ALGO, read by the one GLEX_* parser
+ * (glex_env_word); on a bad value prints the reason (variable, value,
+ * valid values) and returns an MPI error. */
 static int parse_env(void)
 {
-    int mpi_errno = MPI_SUCCESS, offload = 1;
-    char err[512] = "";
+    static const char *const flag_words[] = { "0", "1", NULL };
+    static const char *const verbose_words[] = { "0", "1", "2", NULL };
+    int mpi_errno = MPI_SUCCESS, offload = 1, verbose = 0;
 
-    if (env_flag("GLEX_OFFLOAD", 1, &offload, err, sizeof err))
+    publish("GLEX_OFFLOAD", "1", "ch4:glex setting (doc/user-guide.md)");
+    publish("GLEX_VERBOSE", "0", "ch4:glex setting (doc/user-guide.md)");
+    if (glex_env_word("GLEX_OFFLOAD", flag_words, &offload) ||
+        glex_env_word("GLEX_VERBOSE", verbose_words, &verbose))
         goto bad;
-    const char *v = setting("GLEX_VERBOSE", "0", "ch4:glex setting (doc/mpi.md)");
-    if (strcmp(v, "0") && strcmp(v, "1") && strcmp(v, "2")) {
-        snprintf(err, sizeof err, "GLEX_VERBOSE=%s is invalid: allowed 0, 1 or 2", v);
-        goto bad;
-    }
-    MPIDI_GLEX_global.verbose = v[0] - '0';
+    MPIDI_GLEX_global.verbose = verbose;
     for (int k = 0; k < GLEX_COLL_KIND_COUNT; k++) {
-        MPIDI_GLEX_choice_t *c = &MPIDI_GLEX_global.choice[k];
-        const char *s = setting(kind_env[k], "auto",
-                                "ch4:glex algorithm of this collective (doc/mpi.md)");
-        c->mpich = !offload;
-        c->host = 0;
-        c->algo = GLEX_ALGO_AUTO;
-        if (!strcmp(s, "mpich")) {
-            c->mpich = 1;
-        } else if (!strcmp(s, "host")) {
-            c->host = 1;
-        } else if (glex_algo_parse((glex_coll_kind_t) k, s, &c->algo)) {
-            char valid[256];
-            list_valid((glex_coll_kind_t) k, valid, sizeof valid);
-            snprintf(err, sizeof err, "%s=%s is invalid: allowed %s", kind_env[k], s, valid);
+        /* the algorithms of this collective, then host and mpich */
+        const char *words[GLEX_ALGO_COUNT + 3];
+        int n = 0, pick = 0;
+        for (int a = 0; a < GLEX_ALGO_COUNT; a++)
+            if (glex_algo_valid((glex_coll_kind_t) k, (glex_algo_t) a))
+                words[n++] = glex_algo_name((glex_algo_t) a);
+        int host = n, mpich = n + 1;
+        words[n++] = "host";
+        words[n++] = "mpich";
+        words[n] = NULL;
+        publish(kind_env[k], "auto", "ch4:glex algorithm of this collective (doc/user-guide.md)");
+        if (glex_env_word(kind_env[k], words, &pick))
             goto bad;
-        }
+        MPIDI_GLEX_choice_t *c = &MPIDI_GLEX_global.choice[k];
+        c->mpich = !offload || pick == mpich;
+        c->host = pick == host;
+        c->algo = GLEX_ALGO_AUTO;
+        if (pick < host && glex_algo_parse((glex_coll_kind_t) k, words[pick], &c->algo))
+            goto bad;
     }
     return MPI_SUCCESS;
   bad:
-    fprintf(stderr, "ch4:glex: %s\n", err);
-    MPIR_ERR_SET1(mpi_errno, MPI_ERR_OTHER, "**fail", "**fail %s", err);
+    fprintf(stderr, "ch4:glex: %s\n", glex_last_error());
+    MPIR_ERR_SET1(mpi_errno, MPI_ERR_OTHER, "**fail", "**fail %s", glex_last_error());
     return mpi_errno;
 }
 
@@ -126,7 +103,7 @@ static int install_selection(void)
     if (MPIR_CVAR_CH4_COLL_SELECTION_TUNING_JSON_FILE &&
         MPIR_CVAR_CH4_COLL_SELECTION_TUNING_JSON_FILE[0])
         return MPI_SUCCESS;
-    const char *dir = getenv("TMPDIR");
+    const char *dir = glex_env("TMPDIR");
     char path[4096];
     snprintf(path, sizeof path, "%s/glex-csel-XXXXXX", dir && *dir ? dir : "/tmp");
     int fd = mkstemp(path);

@@ -1,6 +1,8 @@
-/* glex_info.c - glex-info: hwloc topology summary, the NIC parameters in
- * force (defaults overlaid with GLEX_* variables), and the counters of a
- * running job's segment. */
+/* glex_info.c - glex-info: hwloc topology summary, the NIC parameters and
+ * the schedule compiler's policy in force (defaults overlaid with GLEX_*
+ * variables), and the counters of a running job's segment.  A tool over
+ * both layers of libglex, so it lives outside src/emu and src/offload. */
+#include "glex_coll.h"
 #include "glex_emu.h"
 
 #include <dirent.h>
@@ -21,15 +23,17 @@ static void usage(FILE *o)
             "                one line per segment removed; --dry-run only lists them\n"
             "  --job NAME    also the per-VP and per-unit counters of job NAME's segment\n"
             "  --all         with --job: every unit, also idle ones\n"
-            "Parameters (environment, see doc/env.md):\n"
+            "NIC parameters (environment, see doc/user-guide.md):\n"
             "  GLEX_UNITS (8, 1..64)  GLEX_UNIT_BUFFER_KB (512)  GLEX_TABLE_SLOTS (2048)\n"
             "  GLEX_INLINE_MAX (48, 32..256)  GLEX_VPS_PER_NODE (4)  GLEX_DQ_DEPTH (1024)\n"
             "  GLEX_CQ_DEPTH (1024)  GLEX_PULSES (4)  GLEX_TIMEOUT (30 s)  GLEX_SPIN_US (auto)\n"
-            "  GLEX_YIELD_US (auto)  GLEX_RDMA_KB (auto, 0..1024)\n"
-            "  GLEX_STAGE_KB (auto, 0..4194304)  GLEX_STAGE_MAP (1, 0..1)\n"
-            "  GLEX_ENGINE_BIND (process|rr|none|pu:N)  GLEX_ENGINE_THREAD (1|0)\n"
-            "  GLEX_MAILBOXES (16, 0..1024)  GLEX_MAILBOX_KB (64, 1..1024)\n"
-            "  GLEX_COLL_SEGMENT_KB (auto, 1..65536)\n");
+            "  GLEX_YIELD_US (auto)  GLEX_ENGINE_BIND (process|rr|none|pu:N)\n"
+            "  GLEX_ENGINE_THREAD (1|0)  GLEX_MAILBOXES (16, 0..1024)\n"
+            "  GLEX_MAILBOX_KB (64, 1..1024)\n"
+            "Schedule compiler policy (environment, see doc/user-guide.md):\n"
+            "  GLEX_COLL_SEGMENT_KB (auto, 1..65536)  GLEX_COLL_PLAN_CACHE (256, 1..1000000)\n"
+            "  GLEX_RDMA_KB (auto, 0..1024)  GLEX_STAGE_KB (auto, 0..4194304)\n"
+            "  GLEX_STAGE_MAP (1, 0..1)\n");
 }
 
 /* a setting whose -1 means auto */
@@ -58,15 +62,23 @@ static void print_params(const glex_params_t *p)
     print_budget("yield before blocking", p->yield_us, "us", "GLEX_YIELD_US");
     printf("  mailboxes per node       %u x 2 slots of %u KiB (GLEX_MAILBOXES, GLEX_MAILBOX_KB)\n",
            p->mailboxes, p->mailbox_kb);
-    print_budget("direct path RDMA above", p->rdma_kb, "KiB", "GLEX_RDMA_KB");
-    print_budget("stage messages up to", p->stage_kb, "KiB", "GLEX_STAGE_KB");
+    const char *b = glex_env("GLEX_ENGINE_BIND");
+    printf("  engine thread placement  %s (GLEX_ENGINE_BIND)\n", b ? b : "process");
+    printf("  JobIDs / NodeIDs / VPs / SeqIDs  %u / %u / %u / %u\n", GLEX_MAX_JOBS,
+           GLEX_MAX_NODES, GLEX_MAX_VPS, GLEX_MAX_SEQ);
+}
+
+static void print_policy(const glex_coll_policy_t *p)
+{
+    printf("Schedule compiler policy:\n");
+    print_budget("pipelining segment", (int32_t)p->segment_kb, "KiB", "GLEX_COLL_SEGMENT_KB");
+    printf("  plans cached per group   %llu (GLEX_COLL_PLAN_CACHE)\n",
+           (unsigned long long)p->plan_cache);
+    print_budget("direct path RDMA above", (int32_t)p->rdma_kb, "KiB", "GLEX_RDMA_KB");
+    print_budget("stage messages up to", (int32_t)p->stage_kb, "KiB", "GLEX_STAGE_KB");
     printf("  staged calls             %s (GLEX_STAGE_MAP)\n",
            p->stage_map ? "reduce, allreduce, bcast; stages mapped (memfd), else by RDMA"
                         : "reduce only; its root reads the stages by RDMA");
-    const char *b = getenv("GLEX_ENGINE_BIND");
-    printf("  engine thread placement  %s (GLEX_ENGINE_BIND)\n", b && *b ? b : "process");
-    printf("  JobIDs / NodeIDs / VPs / SeqIDs  %u / %u / %u / %u\n", GLEX_MAX_JOBS,
-           GLEX_MAX_NODES, GLEX_MAX_VPS, GLEX_MAX_SEQ);
 }
 
 static int list_segments(void)
@@ -190,11 +202,14 @@ int main(int argc, char **argv)
     if (job)
         return show_job(job, all);
     glex_params_t p;
+    glex_coll_policy_t pol;
     glex_params_default(&p);
-    if (glex_params_from_env(&p)) {
+    glex_coll_policy_default(&pol);
+    if (glex_params_from_env(&p) || glex_coll_policy_from_env(&pol)) {
         fprintf(stderr, "glex-info: %s\n", glex_last_error());
         return 2;
     }
     print_params(&p);
+    print_policy(&pol);
     return 0;
 }

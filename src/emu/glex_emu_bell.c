@@ -1,0 +1,108 @@
+/* glex_emu_bell.c - the node's bells: the doorbell (packets, credits, posts:
+ * the engine's) and the host bell (the host's own, rung alone by a
+ * direct-path writer), with the tokens and sleeps that pair with them, and
+ * the spin/yield budgets of a waiting host.  Below the engine and the wait
+ * loop (glex_emu_wait.c): it calls neither. */
+#define _GNU_SOURCE
+#include "glex_emu_internal.h"
+
+#include <limits.h>
+#include <unistd.h>
+
+void glex_ring_doorbell(glex_fabric_t *f, uint32_t node)
+{
+    glex_node_shm_t *n = glex_node_shm(f, node);
+    atomic_fetch_add(&n->doorbell, 1);
+    if (atomic_load(&n->sleepers))
+        glex_futex_wake(&n->doorbell, INT_MAX, true);
+}
+
+void glex_ring(glex_fabric_t *f, uint32_t node)
+{
+    glex_ring_doorbell(f, node);
+    glex_wake_host(f, node);
+}
+
+/* The host's own bell: a direct-path writer wakes the host it wrote for
+ * without waking that process's engine thread, which has nothing to do. */
+void glex_wake_host(glex_fabric_t *f, uint32_t node)
+{
+    glex_node_shm_t *n = glex_node_shm(f, node);
+    atomic_fetch_add(&n->hostbell, 1);
+    if (atomic_load(&n->host_sleepers))
+        glex_futex_wake(&n->hostbell, INT_MAX, true);
+}
+
+uint32_t glex_host_token(const glex_fabric_t *f)
+{
+    return atomic_load(&glex_node_shm(f, f->node)->hostbell);
+}
+
+void glex_host_sleep(glex_fabric_t *f, uint32_t token, int timeout_ms)
+{
+    glex_node_shm_t *n = glex_node_shm(f, f->node);
+    if (atomic_load(&n->hostbell) == token)
+        glex_futex_wait(&n->hostbell, token, timeout_ms, true);
+}
+
+uint32_t glex_wait_token(const glex_fabric_t *f)
+{
+    return atomic_load(&glex_node_shm(f, f->node)->doorbell);
+}
+
+int glex_wait(glex_fabric_t *f, uint32_t token, int timeout_ms)
+{
+    glex_node_shm_t *n = glex_node_shm(f, f->node);
+    atomic_fetch_add(&n->sleepers, 1);
+    if (atomic_load(&n->doorbell) == token)
+        glex_futex_wait(&n->doorbell, token, timeout_ms, true);
+    atomic_fetch_sub(&n->sleepers, 1);
+    return GLEX_OK;
+}
+
+int glex_host_asleep(glex_fabric_t *f, uint32_t node)
+{
+    /* pairs with the fence in glex_wait_until between counting itself as a
+     * sleeper and its last look at the condition */
+    atomic_thread_fence(memory_order_seq_cst);
+    return atomic_load_explicit(&glex_node_shm(f, node)->host_sleepers, memory_order_relaxed) != 0;
+}
+
+void glex_notify(glex_fabric_t *f, uint32_t node)
+{
+    if (glex_host_asleep(f, node))
+        glex_wake_host(f, node);
+}
+
+/* processes per online CPU, rounded up (1 when they fit) */
+static uint32_t per_cpu(const glex_fabric_t *f)
+{
+    /* sysconf reads /sys on every call: once per process is enough */
+    static _Atomic long cpus;
+    long ncpu = atomic_load_explicit(&cpus, memory_order_relaxed);
+    if (!ncpu) {
+        ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+        atomic_store_explicit(&cpus, ncpu, memory_order_relaxed);
+    }
+    return ncpu > 0 ? (uint32_t)((f->nnodes + (uint32_t)ncpu - 1) / (uint32_t)ncpu) : 1;
+}
+
+int glex_spin_us(const glex_fabric_t *f)
+{
+    return f->p.spin_us >= 0 ? f->p.spin_us : per_cpu(f) > 1 ? 0 : 50;
+}
+
+int glex_yield_us(const glex_fabric_t *f)
+{
+    /* taking turns by sched_yield beats futex wake-ups while a few processes
+     * share a core (16 on 2 cores: 0.2 ms against 0.35 ms for an 8-byte
+     * allreduce); at 12 per core the two tie (24 on 2 cores: 0.5-0.6 ms
+     * each), with more each yield is a trip round a long run queue (32 on 2
+     * cores: 1.1-1.7 ms against 0.8-0.9 ms) - doc/performance.md */
+    if (f->p.yield_us >= 0)
+        return f->p.yield_us;
+    uint32_t k = per_cpu(f);
+    return k > 1 && k <= GLEX_YIELD_MAX_PER_CPU ? 1000 : 0;
+}
+
+unsigned glex_procs_per_cpu(const glex_fabric_t *f) { return per_cpu(f); }

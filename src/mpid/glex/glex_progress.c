@@ -1,0 +1,61 @@
+/* glex_progress.c - the netmod's progress loop: the NIC engine inline, the
+ * active-message receive queue (glex_am.c), the nonblocking collectives in
+ * flight (glex_coll.c), a yield when nothing happened, and the failure
+ * detector of an idle loop.  Nothing in the netmod calls back into it. */
+#include "glex_impl.h"
+#include <sched.h>
+#include <stdio.h>
+
+/* progress calls without work before yielding the core */
+#define IDLE_YIELD 64
+
+static int watch_peers(int work)
+{
+    MPIDI_GLEX_global_t *g = &MPIDI_GLEX_global;
+    if (work) {
+        g->idle_since_ns = 0;
+        return MPI_SUCCESS;
+    }
+    uint64_t now = glex_now_ns();
+    if (!g->idle_since_ns) {
+        g->idle_since_ns = now;
+        return MPI_SUCCESS;
+    }
+    uint64_t timeout = glex_fabric_params(g->fabric)->timeout_ms * 1000000ull;
+    if (now - g->idle_since_ns < timeout || now < g->next_peer_check_ns)
+        return MPI_SUCCESS;
+    g->next_peer_check_ns = now + (timeout < 1000000000ull ? timeout : 1000000000ull);
+    int rc = glex_fabric_check_peers(g->fabric);
+    if (rc == GLEX_OK)
+        return MPI_SUCCESS;
+    char msg[512];
+    snprintf(msg, sizeof msg, "ch4:glex: nothing arrived for GLEX_TIMEOUT=%.3f s and %s",
+             timeout / 1e9, glex_last_error());
+    return MPIDI_GLEX_error(rc, msg);
+}
+
+int MPIDI_GLEX_progress(int vci, int blocking)
+{
+    (void) vci, (void) blocking;
+    int mpi_errno = MPI_SUCCESS, work = 0, am_work = 0, nbc_work = 0;
+
+    work = glex_progress(MPIDI_GLEX_global.fabric) > 0;
+    mpi_errno = MPIDI_GLEX_am_poll(&am_work);
+    MPIR_ERR_CHECK(mpi_errno);
+    mpi_errno = MPIDI_GLEX_nbc_progress(&nbc_work);
+    MPIR_ERR_CHECK(mpi_errno);
+
+    /* MPICH polls progress in a loop while it waits; when nothing arrives,
+     * give the core to the other processes of this oversubscribed node */
+    if (work || am_work || nbc_work) {
+        MPIDI_GLEX_global.am_idle = 0;
+    } else if (++MPIDI_GLEX_global.am_idle >= IDLE_YIELD) {
+        MPIDI_GLEX_global.am_idle = 0;
+        sched_yield();
+    }
+    mpi_errno = watch_peers(work || am_work || nbc_work);
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}

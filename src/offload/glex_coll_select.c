@@ -1,0 +1,277 @@
+/* glex_coll_select.c - the schedule compiler's policy, in one place: names
+ * and fitting of the algorithms, the 'auto' selection table of each
+ * collective (message size x group size x processes per CPU -> algorithm),
+ * and every threshold the algorithms use (pipelining segment, the direct
+ * path's mailbox/RDMA/stage limits), each overridable by its GLEX_* variable
+ * (glex_coll_policy_t, doc/user-guide.md).  Calls nothing else of
+ * src/offload. */
+#include "glex_coll_internal.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const kind_names[GLEX_COLL_KIND_COUNT] = { "bcast", "reduce", "allreduce",
+                                                              "barrier" };
+static const char *const algo_names[GLEX_ALGO_COUNT] = { "auto", "binomial", "recursive_doubling",
+                                                         "rabenseifner", "double_tree", "direct" };
+/* which algorithms exist for each collective (bit per glex_algo_t) */
+static const unsigned algo_mask[GLEX_COLL_KIND_COUNT] = {
+    [GLEX_COLL_BCAST] = 1u << GLEX_ALGO_AUTO | 1u << GLEX_ALGO_BINOMIAL |
+                        1u << GLEX_ALGO_DOUBLE_TREE | 1u << GLEX_ALGO_DIRECT,
+    [GLEX_COLL_REDUCE] = 1u << GLEX_ALGO_AUTO | 1u << GLEX_ALGO_BINOMIAL |
+                         1u << GLEX_ALGO_RABENSEIFNER | 1u << GLEX_ALGO_DOUBLE_TREE |
+                         1u << GLEX_ALGO_DIRECT,
+    [GLEX_COLL_ALLREDUCE] = 1u << GLEX_ALGO_AUTO | 1u << GLEX_ALGO_BINOMIAL |
+                            1u << GLEX_ALGO_RECURSIVE_DOUBLING | 1u << GLEX_ALGO_RABENSEIFNER |
+                            1u << GLEX_ALGO_DOUBLE_TREE | 1u << GLEX_ALGO_DIRECT,
+    [GLEX_COLL_BARRIER] = 1u << GLEX_ALGO_AUTO | 1u << GLEX_ALGO_BINOMIAL | 1u << GLEX_ALGO_DIRECT,
+};
+
+const char *glex_coll_kind_name(glex_coll_kind_t k)
+{
+    return (unsigned)k < GLEX_COLL_KIND_COUNT ? kind_names[k] : "?";
+}
+
+const char *glex_algo_name(glex_algo_t a)
+{
+    return (unsigned)a < GLEX_ALGO_COUNT ? algo_names[a] : "?";
+}
+
+int glex_algo_valid(glex_coll_kind_t k, glex_algo_t a)
+{
+    return (unsigned)k < GLEX_COLL_KIND_COUNT && (unsigned)a < GLEX_ALGO_COUNT &&
+           (algo_mask[k] >> a & 1u);
+}
+
+int glex_algo_parse(glex_coll_kind_t k, const char *s, glex_algo_t *out)
+{
+    char list[160] = "";
+    for (int a = 0; a < GLEX_ALGO_COUNT; a++) {
+        if (!glex_algo_valid(k, (glex_algo_t)a))
+            continue;
+        if (s && !strcmp(s, algo_names[a])) {
+            *out = (glex_algo_t)a;
+            return GLEX_OK;
+        }
+        strcat(list, *list ? "|" : "");
+        strcat(list, algo_names[a]);
+    }
+    return glex_error(GLEX_EINVAL, "%s algorithm '%s' is not valid: allowed %s",
+                      glex_coll_kind_name(k), s ? s : "(null)", list);
+}
+
+/* ---- fitting and the auto table ---- */
+
+bool glex_algo_fits(const glex_group_t *g, const glex_coll_args_t *a, glex_algo_t algo)
+{
+    uint32_t n = g->size;
+    if (!glex_algo_valid(a->kind, algo) || algo == GLEX_ALGO_AUTO)
+        return false;
+    switch (algo) {
+    case GLEX_ALGO_BINOMIAL:
+    case GLEX_ALGO_RECURSIVE_DOUBLING:
+        return true;
+    case GLEX_ALGO_RABENSEIFNER:
+        return n >= 2 && a->count >= pof2_floor(n);
+    case GLEX_ALGO_DOUBLE_TREE:
+        return n >= 2 && a->count >= 2;
+    case GLEX_ALGO_DIRECT: /* a call waited for at once (one direct call in flight per
+                              group), every member with a mailbox (agreed at the first) */
+        return a->blocking && glex_fabric_params(g->f)->mailboxes > 0 && g->direct_state >= 0;
+    default:
+        return false;
+    }
+}
+
+/* ---- 'auto': the one selection table of each collective (message size x
+ * group size x processes per CPU -> algorithm), measured on this machine
+ * with bench/auto-table.sh (doc/algorithms.md has the data behind it).  Rows
+ * are read in order; the first that matches decides.  It never picks
+ * 'direct', which runs outside the NIC model. ---- */
+
+#define KIB 1024ull
+#define ANY UINT64_MAX
+
+typedef struct {
+    uint32_t min_ppc;   /* processes of the job per online CPU, at least */
+    uint32_t min_n;     /* group size, at least */
+    uint64_t below;     /* message bytes below this */
+    glex_algo_t algo;
+} sel_row_t;
+
+/* allreduce: recursive doubling while it fits (fewest steps); oversubscribed,
+ * a binomial reduce + bcast sends fewer messages (2(n-1) against n log n),
+ * and each message costs a context switch; Rabenseifner for large vectors */
+static const sel_row_t allreduce_rows[] = {
+    { 3, 1, 64, GLEX_ALGO_RECURSIVE_DOUBLING },
+    { 3, 1, 512 * KIB, GLEX_ALGO_BINOMIAL },
+    { 1, 1, 512 * KIB, GLEX_ALGO_RECURSIVE_DOUBLING },
+    { 1, 1, ANY, GLEX_ALGO_RABENSEIFNER },
+};
+/* reduce: binomial at every size (all children of a node in one
+ * counter-triggered descriptor when inline).  glex-bench favoured double tree
+ * from 16 KiB to 1 MiB, but through MPI it falls off at 512 KiB (2 processes:
+ * 340 against 102 us) and Rabenseifner trails binomial at 2 and 4 processes
+ * from 64 KiB to 4 MiB (bench/results/osu) */
+static const sel_row_t reduce_rows[] = {
+    { 1, 1, ANY, GLEX_ALGO_BINOMIAL },
+};
+/* bcast: binomial, except large messages in groups of 8 and more */
+static const sel_row_t bcast_rows[] = {
+    { 1, 8, 512 * KIB, GLEX_ALGO_BINOMIAL },
+    { 1, 8, 4096 * KIB, GLEX_ALGO_DOUBLE_TREE },
+    { 1, 1, ANY, GLEX_ALGO_BINOMIAL },
+};
+
+static glex_algo_t lookup(const sel_row_t *rows, size_t nrows, uint32_t ppc, uint32_t n,
+                          uint64_t bytes)
+{
+    for (size_t i = 0; i < nrows; i++)
+        if (ppc >= rows[i].min_ppc && n >= rows[i].min_n && bytes < rows[i].below)
+            return rows[i].algo;
+    return GLEX_ALGO_BINOMIAL;
+}
+
+#define LOOKUP(rows, ppc, n, bytes) lookup(rows, sizeof rows / sizeof rows[0], ppc, n, bytes)
+
+glex_algo_t glex_algo_auto(const glex_group_t *g, const glex_coll_args_t *a)
+{
+    uint64_t bytes = a->count * glex_type_size(a->type);
+    uint32_t n = g->size, ppc = glex_procs_per_cpu(g->f);
+    glex_algo_t algo;
+    switch (a->kind) {
+    case GLEX_COLL_BCAST: algo = LOOKUP(bcast_rows, ppc, n, bytes); break;
+    case GLEX_COLL_REDUCE: algo = LOOKUP(reduce_rows, ppc, n, bytes); break;
+    case GLEX_COLL_ALLREDUCE: algo = LOOKUP(allreduce_rows, ppc, n, bytes); break;
+    default: return GLEX_ALGO_BINOMIAL;
+    }
+    /* a choice that does not fit the call (too few elements) */
+    if (!glex_algo_fits(g, a, algo))
+        algo = a->kind == GLEX_COLL_ALLREDUCE ? GLEX_ALGO_RECURSIVE_DOUBLING : GLEX_ALGO_BINOMIAL;
+    return algo;
+}
+
+
+/* ---- thresholds: the policy a group runs with ---- */
+
+void glex_coll_policy_default(glex_coll_policy_t *p)
+{
+    p->segment_kb = -1;
+    p->plan_cache = 256;
+    p->rdma_kb = -1;
+    p->stage_kb = -1;
+    p->stage_map = 1;
+}
+
+int glex_coll_policy_from_env(glex_coll_policy_t *p)
+{
+    uint64_t map = p->stage_map;
+    int rc;
+    if ((rc = glex_env_uint_auto("GLEX_COLL_SEGMENT_KB", 1, 65536, &p->segment_kb)) ||
+        (rc = glex_env_uint("GLEX_COLL_PLAN_CACHE", 1, 1000000, &p->plan_cache)) ||
+        (rc = glex_env_uint_auto("GLEX_RDMA_KB", 0, 1024, &p->rdma_kb)) ||
+        (rc = glex_env_uint_auto("GLEX_STAGE_KB", 0, GLEX_STAGE_KB_MAX, &p->stage_kb)) ||
+        (rc = glex_env_uint("GLEX_STAGE_MAP", 0, 1, &map)))
+        return rc;
+    p->stage_map = (uint32_t)map;
+    return glex_coll_policy_check(p);
+}
+
+int glex_coll_policy_check(const glex_coll_policy_t *p)
+{
+    if (p->segment_kb != -1 && (p->segment_kb < 1 || p->segment_kb > 65536))
+        return glex_error(GLEX_EINVAL, "GLEX_COLL_SEGMENT_KB=%lld is out of range auto(-1), 1..65536",
+                          (long long)p->segment_kb);
+    if (p->plan_cache < 1 || p->plan_cache > 1000000)
+        return glex_error(GLEX_EINVAL, "GLEX_COLL_PLAN_CACHE=%llu is out of range 1..1000000",
+                          (unsigned long long)p->plan_cache);
+    if (p->rdma_kb < -1 || p->rdma_kb > 1024)
+        return glex_error(GLEX_EINVAL, "GLEX_RDMA_KB=%lld is out of range auto(-1)..1024",
+                          (long long)p->rdma_kb);
+    if (p->stage_kb < -1 || p->stage_kb > (int64_t)GLEX_STAGE_KB_MAX)
+        return glex_error(GLEX_EINVAL, "GLEX_STAGE_KB=%lld is out of range auto(-1)..%u",
+                          (long long)p->stage_kb, GLEX_STAGE_KB_MAX);
+    if (p->stage_map > 1)
+        return glex_error(GLEX_EINVAL, "GLEX_STAGE_MAP=%u is out of range 0..1", p->stage_map);
+    return GLEX_OK;
+}
+
+/* what the members of a group must agree on (the direct path's choices):
+ * a positive 62-bit digest */
+int64_t glex_coll_policy_digest(const glex_coll_policy_t *p)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ull;
+    const int64_t v[3] = { p->rdma_kb, p->stage_kb, p->stage_map };
+    for (int i = 0; i < 3; i++) {
+        h ^= (uint64_t)v[i] + 0x632be59bd9b4e019ull + (h << 6) + (h >> 2);
+        h *= 0xff51afd7ed558ccdull;
+    }
+    return (int64_t)(h >> 2);
+}
+
+/* Messages of more bytes than this take RDMA rather than a mailbox slot on
+ * the direct path (GLEX_RDMA_KB).  Measured (bench/results/2026-11-24/NOTES.md):
+ * with a core per process RDMA, one copy per byte split over both sides,
+ * beats the mailbox's two copies from 16 KiB; when processes share cores the
+ * mailbox (no system calls, no waiting for the peer to map pages) wins up to
+ * its full 64 KiB. */
+size_t glex_sel_rdma_bytes(const glex_group_t *g)
+{
+    if (g->pol.rdma_kb >= 0)
+        return (size_t)g->pol.rdma_kb * 1024u;
+    return glex_procs_per_cpu(g->f) <= 1 ? 8192u : SIZE_MAX;
+}
+
+/* A large bcast with a core per process goes through the root's stage up
+ * to this size, above it the root and the receivers split the copy
+ * (bench/results/2026-11-24/NOTES.md "Staged allreduce and bcast": 2 ranks,
+ * 64 KiB 3.8 against 5.9 us, 128 KiB even, 4 MiB 242 against 162 us). */
+#define BCAST_STAGE_CORE (128u * 1024u)
+
+/* A large direct call: is it staged (the same answer on every rank)?  Reduce
+ * up to GLEX_STAGE_KB (auto 16 MiB: the senders' pipelined copy-out is 4-17x
+ * faster at 8-16 processes on 2 cores, 1.3-2.3x at 4, even or better with a
+ * core per process; the cap bounds the memory, two stages per group at
+ * most); with mapped stages (GLEX_STAGE_MAP) allreduce too, and bcast where
+ * the split copy does not beat it. */
+int glex_sel_staged(const glex_group_t *g, glex_coll_kind_t kind, uint64_t bytes)
+{
+    uint64_t limit = g->pol.stage_kb >= 0 ? (uint64_t)g->pol.stage_kb * 1024u : 16ull << 20;
+    if (g->size < 2 || bytes > limit)
+        return 0;
+    if (kind == GLEX_COLL_REDUCE)
+        return 1;
+    if (!g->pol.stage_map)
+        return 0;
+    return kind == GLEX_COLL_ALLREDUCE ||
+           (kind == GLEX_COLL_BCAST && (bytes <= BCAST_STAGE_CORE || glex_procs_per_cpu(g->f) > 1));
+}
+
+int glex_sel_stage_map(const glex_group_t *g) { return (int)g->pol.stage_map; }
+
+#define SEG_AUTO_MIN (256u * 1024u)
+#define SEG_AUTO_MAX (1024u * 1024u)
+
+/* Pipelining segment: GLEX_COLL_SEGMENT_KB, made coarser for big messages so
+ * that every rank's plan fits its DQ.  It depends only on the call and the
+ * group size, never on the rank: all members must cut the same segments. */
+uint64_t glex_sel_segment_bytes(const glex_group_t *g, const glex_coll_args_t *a, size_t es)
+{
+    const glex_params_t *prm = glex_fabric_params(g->f);
+    uint64_t bytes = a->count * es;
+    /* descriptors per segment at the busiest rank: a binomial root sends to
+     * log2(n) children; a double-tree node has 2 trees x 2 steps */
+    uint64_t per_seg = log2u(g->size) + 4;
+    int64_t room = (int64_t)prm->dq_depth - 2 * (int64_t)log2u(g->size) - 8;
+    uint64_t max_segs = room > (int64_t)(2 * per_seg) ? (uint64_t)room / (2 * per_seg) : 1;
+    uint64_t seg = g->pol.segment_kb > 0 ? (uint64_t)g->pol.segment_kb * 1024u : 0;
+    if (!seg) /* auto: half the message within [256 KiB, 1 MiB] (measured: fewer, larger
+               * DMA pulses beat deeper pipelining on this machine, 2 and 8 ranks) */
+        seg = bytes / 2 < SEG_AUTO_MIN ? SEG_AUTO_MIN : bytes / 2 > SEG_AUTO_MAX ? SEG_AUTO_MAX
+                                                                                 : bytes / 2;
+    if (bytes / seg >= max_segs)
+        seg = (bytes + max_segs - 1) / max_segs;
+    return seg;
+}
