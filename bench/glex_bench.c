@@ -35,7 +35,7 @@ static void usage(FILE *o)
             "  -x WARMUP     warm-up iterations per size, default 20\n"
             "  --csv         print CSV rows: coll,algo,mode,n,size,avg,min,max,iters\n"
             "  -h, --help    this text\n"
-            "NIC parameters come from GLEX_* variables (see doc/env.md).\n");
+            "NIC parameters come from GLEX_* variables (see doc/user-guide.md).\n");
 }
 
 static int parse(int argc, char **argv, opts_t *o)
