@@ -293,7 +293,7 @@ void glex_host_wait_end(glex_fabric_t *f);
  * after timeout_ms (< 0: no limit). */
 int glex_wait_until(glex_fabric_t *f, int (*done)(void *), void *arg, int timeout_ms);
 /* the same, with flags: GLEX_WAIT_NO_ENGINE = what done() waits for needs no
- * engine progress (the direct path): the engine thread, if there is one, is
+ * engine progress (a host polling memory, e.g. a mailbox): the engine thread, if there is one, is
  * left alone (it keeps serving other traffic) instead of being parked while
  * this host drives the engine */
 #define GLEX_WAIT_NO_ENGINE 1u
@@ -336,7 +336,9 @@ int glex_topology_summary(char *buf, size_t len);
 /* ---- fault injection for tests: random delay (us) before every send ---- */
 void glex_debug_set_send_jitter(glex_fabric_t *f, uint32_t max_us, uint32_t seed);
 
-/* ---- mailboxes and RDMA (glex_emu_mbox.c): the direct path ----
+/* ---- mailboxes, RDMA and mapped regions (glex_emu_mbox.c, glex_emu_region.c):
+ * the host-memory paths of the NIC (what the schedule compiler builds its
+ * direct baseline on; the NIC model itself gives them no collective meaning) ----
  * Each node has GLEX_MAILBOXES mailboxes (two GLEX_MAILBOX_KB slots and a
  * few header lines each) in the segment:
  * a fixed slot area whose address every process of the job knows (the

@@ -1,6 +1,6 @@
 /* glex_emu_bell.c - the node's bells: the doorbell (packets, credits, posts:
  * the engine's) and the host bell (the host's own, rung alone by a
- * direct-path writer), with the tokens and sleeps that pair with them, and
+ * mailbox writer), with the tokens and sleeps that pair with them, and
  * the spin/yield budgets of a waiting host.  Below the engine and the wait
  * loop (glex_emu_wait.c): it calls neither. */
 #define _GNU_SOURCE
@@ -23,7 +23,7 @@ void glex_ring(glex_fabric_t *f, uint32_t node)
     glex_wake_host(f, node);
 }
 
-/* The host's own bell: a direct-path writer wakes the host it wrote for
+/* The host's own bell: a mailbox writer wakes the host it wrote for
  * without waking that process's engine thread, which has nothing to do. */
 void glex_wake_host(glex_fabric_t *f, uint32_t node)
 {

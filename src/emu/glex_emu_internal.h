@@ -174,7 +174,7 @@ struct glex_mbox {
     /* area follows, mailbox_kb KiB */
 };
 /* area: a 64-byte line of words, then two slots of GLEX_MAILBOX_KB plus a
- * 64-byte header each (the layout inside is the direct path's) */
+ * 64-byte header each (the layout inside is the user's) */
 static inline uint64_t glex_mbox_area_bytes(const glex_params_t *p)
 {
     return 64u + 2u * ((uint64_t)p->mailbox_kb * 1024u + 64u);
@@ -265,7 +265,7 @@ void glex_jobs_init(glex_shm_header_t *h);
 void glex_ring(glex_fabric_t *f, uint32_t node);
 /* the doorbell alone (an engine thread asleep on it), not the host bell */
 void glex_ring_doorbell(glex_fabric_t *f, uint32_t node);
-/* the host bell, rung alone by glex_wake_host (direct path); a host in
+/* the host bell, rung alone by glex_wake_host (mailbox writers); a host in
  * glex_wait_until sleeps on it: token = glex_host_token(f), look at the
  * condition, glex_host_sleep */
 uint32_t glex_host_token(const glex_fabric_t *f);

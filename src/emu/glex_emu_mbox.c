@@ -1,6 +1,6 @@
 /* glex_emu_mbox.c - mailboxes (per-node slot areas at fixed places of the
  * segment, claimed under a key) and RDMA read/write between the processes of
- * a job with cross-memory attach: the building blocks of the direct path. */
+ * a job with cross-memory attach: the host-memory paths of the NIC. */
 #define _GNU_SOURCE
 #include "glex_emu_internal.h"
 

@@ -47,7 +47,7 @@ int glex_wait_until_flags(glex_fabric_t *f, int (*done)(void *), void *arg, int 
             continue;
         }
         uint64_t left_ms = (end - now) / 1000000ull + 1;
-        /* count as a sleeping host, then look once more: a direct-path peer
+        /* count as a sleeping host, then look once more: a mailbox writer
          * that wrote before seeing the count is seen here (glex_notify) */
         atomic_fetch_add(&n->host_sleepers, 1);
         atomic_thread_fence(memory_order_seq_cst);

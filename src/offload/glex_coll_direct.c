@@ -113,12 +113,10 @@ void glex_direct_free(glex_group_t *g)
  * left, or GLEX_MAILBOXES=0). */
 int glex_direct_claim(glex_group_t *g)
 {
-    glex_direct_t *d = g->direct ? g->direct : calloc(1, sizeof *d);
-    g->direct = d;
+    glex_direct_t *d = calloc(1, sizeof *d);
+    g->direct = d; /* NULL before: a failed set-up freed its claim */
     if (!d || glex_fabric_params(g->f)->mailboxes == 0)
         return 0;
-    if (d->mine)
-        return 1;
     d->area = calloc(g->size, sizeof *d->area);
     d->acc = malloc(CHUNK_BYTES);
     d->tmp = malloc(CHUNK_BYTES);
