@@ -34,8 +34,12 @@ bad=$(grep -ln 'clock_gettime' "$src"/src/*/*.c "$src"/src/mpid/glex/*.c | grep 
 bad=$(grep -ln 'getenv *(' "$src"/src/*/*.c "$src"/src/mpid/glex/*.c | grep -v 'src/emu/glex_emu_env\.c$')
 [ -z "$bad" ]; ok $? "one environment parser: getenv only in glex_emu_env.c${bad:+: $bad}"
 
-cache=${GLEX_CACHE_DIR:-$HOME/.cache/glex}
-nm_dir=$(ls -d "$cache"/mpich-build-*/src/mpid/ch4/netmod/glex 2>/dev/null | head -1)
+# the cache and build folder this tree's MPICH was built in (MPICH_BUILD_ARGS
+# from make check: --cache DIR, --with-shm), else the default cache
+cache=$(echo " ${MPICH_BUILD_ARGS:-} " | sed -n 's/.* --cache \([^ ]*\) .*/\1/p')
+[ -n "$cache" ] || cache=${GLEX_CACHE_DIR:-$HOME/.cache/glex}
+case " ${MPICH_BUILD_ARGS:-} " in *" --with-shm "*) shm=posix ;; *) shm=none ;; esac
+nm_dir=$cache/mpich-build-$shm/src/mpid/ch4/netmod/glex
 if [ -n "$nm_dir" ] && ls "$nm_dir"/.libs/*.o >/dev/null 2>&1; then
   $py cycles "$nm_dir" > "$tmp"; emit
   $py prefix MPIDI_GLEX_,MPIDI_NM_,glex_ "$nm_dir" > "$tmp"; emit
