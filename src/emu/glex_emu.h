@@ -70,6 +70,7 @@ typedef struct glex_params {
     int32_t yield_us;        /* then poll + sched_yield, -1 = auto  GLEX_YIELD_US */
     uint32_t mailboxes;      /* mailboxes per node                  GLEX_MAILBOXES */
     uint32_t mailbox_kb;     /* each of a mailbox's 2 slots, KiB    GLEX_MAILBOX_KB */
+    uint32_t vtime;          /* virtual time: 1 on, 0 off           GLEX_VTIME */
 } glex_params_t;
 
 #define GLEX_INLINE_CAP 256u       /* largest inline_max accepted */
@@ -148,8 +149,12 @@ typedef struct glex_desc {
     uint8_t seq_id;      /* 5 bits: step tag of the packet sent */
     uint8_t cp_count;    /* 5 bits: step tag of the packet awaited */
     uint8_t branch;      /* packets awaited: 0, 1 (recv_id/recv_vp/cp_count), or 2..16
-                            listed in data[] (counter trigger, glex_src_t) */
+                            listed in data[] (counter trigger, glex_src_t), or with
+                            src_range 2..255 from consecutive nodes */
     uint8_t op, type;
+    uint8_t src_range;   /* counter trigger over a range: the branch packets come from
+                            nodes recv_id .. recv_id + branch - 1, VP recv_vp, SeqID
+                            cp_count, applied in node order (no list in data[]) */
     uint16_t source_vp;  /* 11 bits: the VP that posts it */
     uint16_t dest_vp;    /* 11 bits */
     uint16_t recv_vp;    /* 11 bits: VP of the awaited packet's sender */
@@ -177,6 +182,8 @@ int glex_desc_check(const glex_vp_t *vp, const glex_desc_t *d);
  * sources are listed in data[] (so a reduction stays reproducible); each
  * packet is an inline one (count elements of at most GLEX_INLINE_MAX bytes). */
 #define GLEX_MAX_BRANCH 16u
+/* with src_range: sources need no list, up to 255 (a flat gather of 256 nodes) */
+#define GLEX_MAX_RANGE_BRANCH 255u
 typedef struct glex_src {
     uint32_t node;  /* 24 bits */
     uint16_t vp;    /* 11 bits */
@@ -198,13 +205,15 @@ typedef struct glex_cqe {
     uint32_t sent;     /* data packets (inline or pulses) the task sent */
     uint32_t received; /* data packets it took from the hash buffer and applied */
     uint32_t alu_ops;  /* of these, combined by the ALU (and local combine steps) */
-    uint32_t pad;
+    uint32_t alu_elems; /* elements those ALU operations combined (saturating) */
+    uint64_t vt;       /* GLEX_VTIME: virtual time (ps) the NIC wrote it to host memory */
 } glex_cqe_t;
 
 typedef struct glex_rqe {
     uint32_t src_id;
     uint16_t src_vp;
     uint16_t len;
+    uint64_t vt; /* GLEX_VTIME: virtual time (ps) the NIC wrote it to host memory */
     uint8_t data[GLEX_INLINE_CAP];
 } glex_rqe_t;
 
@@ -255,11 +264,14 @@ int glex_vp_post(glex_vp_t *vp, const glex_desc_t *d, size_t n);
  * A list is one sequence (CH on its first descriptor, CT on its last). */
 #define GLEX_ADDR_REL(b, off) (((uint64_t)(b) << 56) | (uint64_t)(off))
 #define GLEX_ADDR_OFF_MASK ((1ull << 56) - 1)
+#define GLEX_POST_HOST_ALU 1u
 typedef struct glex_post_regs {
     uint64_t base[4]; /* base[0] unused: an address with top byte 0 is absolute */
     uint64_t cookie;
     uint8_t job_id;
-    uint8_t pad;
+    uint8_t flags;    /* GLEX_POST_HOST_ALU: the host combines this task's data in
+                         software (host-based mode): GLEX_VTIME charges the host,
+                         not the NIC's ALU (glex_vtime_host_reduce) */
     uint16_t gen_add; /* added to the JobID's generation in this task's packet keys:
                          a JobID held for many tasks (glex_job_lease) gives each its
                          own keys by counting its tasks here */
@@ -274,7 +286,11 @@ int glex_vp_post_list(glex_vp_t *vp, const glex_desc_t *d, uint32_t n,
 const char *glex_vp_failure(const glex_vp_t *vp);
 /* 1 and fills *e when a CQE was taken, 0 when none. */
 int glex_vp_poll_cq(glex_vp_t *vp, glex_cqe_t *e);
+/* 1 and fills *e when a receive entry was taken, 0 when none.  In virtual
+ * time: the entry here that arrived first in virtual time. */
 int glex_vp_poll_rq(glex_vp_t *vp, glex_rqe_t *e);
+/* receive entries waiting to be taken */
+uint32_t glex_vp_rq_pending(const glex_vp_t *vp);
 
 /* Progress and blocking.  glex_progress runs the engine inline (returns the
  * amount of work done).  To wait without burning a core:
@@ -335,6 +351,30 @@ int glex_topology_summary(char *buf, size_t len);
 
 /* ---- fault injection for tests: random delay (us) before every send ---- */
 void glex_debug_set_send_jitter(glex_fabric_t *f, uint32_t max_us, uint32_t seed);
+
+/* ---- virtual time (GLEX_VTIME=1, doc/vtime.md) ----
+ * Every NIC keeps virtual clocks and every packet carries its virtual send
+ * time; the model charges the host's posts and polls, the NIC's descriptor,
+ * packet, trigger and ALU work, PCIe crossings and the links and routers of
+ * a k-ary n-tree fat tree, from a parameter file (GLEX_VTIME_PARAMS; the
+ * creator's file is the job's).  Off, all of these are no-ops. */
+int glex_vtime_on(const glex_fabric_t *f);
+/* this host's virtual clock in ns, after adding the real time it spent
+ * outside the library since its last call, times GLEX_VTIME_COMPUTE */
+double glex_vtime_host_ns(glex_fabric_t *f);
+/* the host combines count elements of type in software (host-based mode) */
+void glex_vtime_host_reduce(glex_fabric_t *f, glex_type_t type, uint64_t count);
+/* this process's clocks (host and NIC units) back to 0: every rank at once,
+ * after a barrier (MPI_Init's end) */
+void glex_vtime_reset(glex_fabric_t *f);
+/* the modeled route between two nodes: links and routers crossed */
+void glex_vtime_route(const glex_fabric_t *f, uint32_t a, uint32_t b, uint32_t *links,
+                      uint32_t *routers);
+/* the model's parameters in force, as a parameter file (snprintf's count) */
+int glex_vtime_describe(const glex_fabric_t *f, char *buf, size_t len);
+/* the same for the defaults overlaid with GLEX_VTIME_PARAMS, without a
+ * fabric (glex-info); GLEX_EINVAL names the file, line and parameter */
+int glex_vtime_describe_env(char *buf, size_t len);
 
 /* ---- mailboxes, RDMA and mapped regions (glex_emu_mbox.c, glex_emu_region.c):
  * the host-memory paths of the NIC (what the schedule compiler builds its

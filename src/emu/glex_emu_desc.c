@@ -37,7 +37,8 @@ int glex_desc_validate(const glex_fabric_t *f, uint32_t vp, const glex_desc_t *d
     BIT(swap_local_data); BIT(swap_local_vp); BIT(swap_remote_data); BIT(swap_remote_addr);
     RANGE(seq_id, 0, GLEX_MAX_SEQ - 1);
     RANGE(cp_count, 0, GLEX_MAX_SEQ - 1);
-    RANGE(branch, 0, GLEX_MAX_BRANCH);
+    BIT(src_range);
+    RANGE(branch, 0, d->src_range ? GLEX_MAX_RANGE_BRANCH : GLEX_MAX_BRANCH);
     CHECK(d->source_vp == vp, "source_vp", d->source_vp, vp, vp);
     RANGE(dest_vp, 0, p->vps_per_node - 1);
     RANGE(recv_vp, 0, p->vps_per_node - 1);
@@ -57,7 +58,12 @@ int glex_desc_validate(const glex_fabric_t *f, uint32_t vp, const glex_desc_t *d
             RANGE(cp, 0, 0);
             RANGE(branch, 0, 0);
         }
-        if (d->branch > 1) { /* counter trigger: inline packets from the listed sources */
+        if (d->src_range) { /* counter trigger over nodes recv_id .. recv_id + branch - 1 */
+            RANGE(branch, 2, GLEX_MAX_RANGE_BRANCH);
+            RANGE(count, 0, p->inline_max / es);
+            CHECK(d->recv_id + d->branch <= f->nnodes, "recv_id + branch",
+                  d->recv_id + d->branch, 2, f->nnodes);
+        } else if (d->branch > 1) { /* counter trigger: inline packets from the listed sources */
             RANGE(count, 0, p->inline_max / es);
             const glex_src_t *src = glex_desc_srcs_c(d);
             for (uint32_t i = 0; i < d->branch; i++) {
@@ -85,6 +91,7 @@ int glex_desc_validate(const glex_fabric_t *f, uint32_t vp, const glex_desc_t *d
         RANGE(ch, 1, 1);
         RANGE(ct, 1, 1);
         RANGE(branch, 0, 0);
+        RANGE(src_range, 0, 0);
         RANGE(reduce_flag, 0, 0);
         if (d->kind == GLEX_DESC_MP) {
             RANGE(inline_len, 0, p->inline_max);

@@ -16,6 +16,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+typedef struct { uint64_t end, vt; } glex_vt_ev_t;
+
 typedef struct glex_task {
     struct glex_task *next;
     glex_vp_t *vp;
@@ -44,10 +46,18 @@ typedef struct glex_task {
     int s_have_credit;
     glex_ctrl_t s_credit;
     uint32_t n_sent, n_recv, n_alu;   /* the task's data packets and ALU operations */
+    uint32_t n_alu_elems;             /* elements those ALU operations combined */
+    uint64_t vt;                      /* GLEX_VTIME: the task's virtual clock (ps) */
+    uint64_t vd, vs, vr;              /* ... the descriptor's start, send and receive sides */
+    uint32_t nrev, nsev;              /* ... events noted for the current descriptor */
+    int host_alu;                     /* GLEX_POST_HOST_ALU: the host combines, not the ALU */
     /* kept when the task is reused (everything above is cleared) */
     glex_desc_t *own;                 /* a copy of a sequence posted whole */
     uint32_t owncap;
     glex_desc_t cd;                   /* the current descriptor, relocated (rel) */
+    glex_vt_ev_t *rev, *sev;          /* GLEX_VTIME: receive side's pulses applied, send
+                                         side's sent: (bytes through, virtual time) */
+    uint32_t rev_cap, sev_cap;
 } glex_task_t;
 
 struct glex_engine {
@@ -69,6 +79,61 @@ struct glex_engine {
     uint64_t rng;
     uint8_t *p2p_blocked; /* per VP, this pass: an MP/RDMA task could not finish */
 };
+
+/* ---- virtual time (GLEX_VTIME) ----
+ * A descriptor's send side and receive side keep clocks of their own (vs,
+ * vr), both from its start (vd); it ends at the later.  What one side waits
+ * for of the other (a forwarded pulse its receipt, an exchange in place a
+ * range's sending, a credit the consumption of an earlier pulse) is looked
+ * up in that side's event list by byte offset, so a modeled time never
+ * depends on the order the emulator happened to run the two sides in.
+ * Tasks do not queue for their offload unit or a link (doc/vtime.md: what
+ * the model leaves out). */
+
+static inline uint64_t vmax(uint64_t a, uint64_t b) { return a > b ? a : b; }
+
+/* append (end, vt) to an event list, grown as needed and kept with the task */
+static void vt_note(glex_vt_ev_t **ev, uint32_t *n, uint32_t *cap, uint64_t end, uint64_t vt)
+{
+    if (*n == *cap) {
+        uint32_t c = *cap ? *cap * 2 : 64;
+        glex_vt_ev_t *p = realloc(*ev, sizeof *p * c);
+        if (!p)
+            return; /* out of memory: lookups fall back on the last event noted */
+        *ev = p;
+        *cap = c;
+    }
+    (*ev)[(*n)++] = (glex_vt_ev_t){ end, vt };
+}
+
+/* when the list first reached byte end (the last event when it never did) */
+static uint64_t vt_when(const glex_vt_ev_t *ev, uint32_t n, uint64_t end)
+{
+    if (!n)
+        return 0;
+    uint32_t lo = 0, hi = n - 1;
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) / 2;
+        if (ev[mid].end >= end)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return ev[lo].vt;
+}
+
+/* a packet sent by node src at virtual time sent arrives here */
+static inline uint64_t vt_arrival(const glex_fabric_t *f, uint32_t src, uint64_t sent)
+{
+    return sent + glex_vt_route_ps(f, src, f->node);
+}
+
+/* the send side injects bytes once ready: its virtual send time */
+static inline uint64_t vt_inject(const glex_fabric_t *f, uint64_t side, uint64_t ready,
+                                 uint64_t bytes)
+{
+    return vmax(side, ready) + glex_vt(f, GLEX_VT_NIC_TX) + glex_vt_wire_ps(f, bytes);
+}
 
 /* ---------------------------------------------------------------- helpers */
 
@@ -94,14 +159,19 @@ static int apply(glex_task_t *t, const glex_desc_t *d, void *dst, const void *sr
         memmove(dst, src, bytes);
         return GLEX_OK;
     }
+    uint64_t n = bytes / glex_type_size((glex_type_t)d->type);
+    glex_fabric_t *f = t->vp->f;
     t->n_alu++;
+    t->n_alu_elems = n > UINT32_MAX - t->n_alu_elems ? UINT32_MAX : t->n_alu_elems + (uint32_t)n;
     atomic_fetch_add_explicit(&t->vp->shm->alu_ops, 1, memory_order_relaxed);
-    return glex_alu_combine((glex_op_t)d->op, (glex_type_t)d->type, dst, src,
-                            bytes / glex_type_size((glex_type_t)d->type));
+    if (f->p.vtime && !t->host_alu) /* host-based: the host's combine is charged to it */
+        t->vr += glex_vt_alu_ps(f, (glex_type_t)d->type, n);
+    return glex_alu_combine((glex_op_t)d->op, (glex_type_t)d->type, dst, src, n);
 }
 
 static void reset_desc_state(glex_task_t *t)
 {
+    t->nrev = t->nsev = 0;
     t->started = t->parked = t->send_done = t->recv_done = 0;
     t->announced = t->s_abort = 0;
     t->r_done = t->r_granted = t->s_done = 0;
@@ -174,14 +244,22 @@ static int coll_send(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
             return 0;
         jitter(f);
         glex_key_t k = glex_make_key(t->tag, me, myvp, d->seq_id, d->dest_vp, GLEX_PKT_DATA, 0);
-        int rc = glex_table_insert(f, d->dest_id, dunit, k, (const void *)(uintptr_t)d->local_addr,
-                                   (uint32_t)t->sbytes);
+        /* a forward sends what its receive produced: after it */
+        uint64_t vt = f->p.vtime ? vt_inject(f, t->vs, d->swap_remote_data ? t->vr : 0, t->sbytes)
+                                 : 0;
+        int rc = glex_table_insert_vt(f, d->dest_id, dunit, k,
+                                      (const void *)(uintptr_t)d->local_addr, (uint32_t)t->sbytes,
+                                      vt);
         if (rc == GLEX_EAGAIN) {
             park(t, u, 1);
             return 0;
         }
         if (rc)
             return rc;
+        if (f->p.vtime) {
+            t->vs = vt;
+            vt_note(&t->sev, &t->nsev, &t->sev_cap, t->sbytes, vt);
+        }
         atomic_fetch_add_explicit(glex_cp_counter(f, d->dest_id, t->job, d->dest_vp), 1,
                                   memory_order_release);
         count_send(t, t->sbytes);
@@ -193,9 +271,12 @@ static int coll_send(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
         if (!t->s_have_credit) {
             glex_key_t k = glex_make_key(t->tag, d->dest_id, d->dest_vp, d->seq_id, myvp,
                                          GLEX_PKT_CREDIT, t->s_frag);
-            int got = glex_table_take(f, me, t->unit, k, &t->s_credit, sizeof t->s_credit);
+            uint64_t cvt;
+            int got = glex_table_take_vt(f, me, t->unit, k, &t->s_credit, sizeof t->s_credit, &cvt);
             if (got >= 0 && glex_ctrl_check(f, &t->s_credit, got))
                 return GLEX_EINVAL;
+            if (got >= 0 && f->p.vtime) /* the credit taken */
+                t->vs = vmax(t->vs, vt_arrival(f, d->dest_id, cvt)) + glex_vt(f, GLEX_VT_NIC_RX);
             if (got < 0) {
                 park(t, u, 1);
                 if (t->s_frag == 0 && !t->announced &&
@@ -257,13 +338,24 @@ static int coll_send(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
         r.total = t->sbytes;
         glex_key_t k = glex_make_key(t->tag, me, myvp, d->seq_id, d->dest_vp, GLEX_PKT_READY,
                                      t->s_frag);
-        int rc = glex_table_insert(f, d->dest_id, dunit, k, &r, sizeof r);
+        /* the pulse's bytes, then its READY; a forward's once received */
+        uint64_t vt = 0;
+        if (f->p.vtime)
+            vt = vt_inject(f, t->vs,
+                           d->swap_remote_data && d->branch
+                               ? vt_when(t->rev, t->nrev, c->off + c->len) : 0,
+                           c->len);
+        int rc = glex_table_insert_vt(f, d->dest_id, dunit, k, &r, sizeof r, vt);
         if (rc == GLEX_EAGAIN) {
             park(t, u, 1);
             break;
         }
         if (rc)
             return rc;
+        if (f->p.vtime) {
+            t->vs = vt;
+            vt_note(&t->sev, &t->nsev, &t->sev_cap, c->off + c->len, vt);
+        }
         count_send(t, c->len);
         glex_ring(f, d->dest_id);
         t->s_done += c->len;
@@ -287,6 +379,17 @@ static int recv_may_apply(const glex_task_t *t, const glex_desc_t *d, uint64_t o
     return t->s_done >= off + len && d->local_addr == d->recv_addr;
 }
 
+/* GLEX_VTIME: when an exchange in place may write received bytes [off,
+ * off+len): once its send side sent them (recv_may_apply's rule, in virtual
+ * time); 0 when nothing holds it */
+static uint64_t vt_inplace(const glex_task_t *t, const glex_desc_t *d, uint64_t off, uint64_t len)
+{
+    if (!d->cp || d->swap_remote_data ||
+        !ranges_overlap(d->local_addr, t->sbytes, d->recv_addr + off, len))
+        return 0;
+    return vt_when(t->sev, t->nsev, d->local_addr == d->recv_addr ? off + len : t->sbytes);
+}
+
 /* an inline receive has waited long: did a larger, pulsed send announce itself? */
 static int inline_recv_mismatch(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d)
 {
@@ -308,9 +411,9 @@ static int inline_recv_mismatch(glex_fabric_t *f, glex_task_t *t, const glex_des
 
 /* take the CP packet (inline data) of key from this node's buffer: its
  * length, or -1; the (JobID, VP) counter counts it out */
-static int take_cp(glex_fabric_t *f, glex_task_t *t, glex_key_t k, void *buf)
+static int take_cp(glex_fabric_t *f, glex_task_t *t, glex_key_t k, void *buf, uint64_t *vt)
 {
-    int len = glex_table_take(f, f->node, t->unit, k, buf, GLEX_INLINE_CAP);
+    int len = glex_table_take_vt(f, f->node, t->unit, k, buf, GLEX_INLINE_CAP, vt);
     if (len >= 0)
         atomic_fetch_sub_explicit(glex_cp_counter(f, f->node, t->job, t->vp->index), 1,
                                   memory_order_relaxed);
@@ -337,15 +440,22 @@ static int coll_recv_many(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d
     }
     while (t->r_frag < d->branch) {
         uint8_t buf[GLEX_INLINE_CAP];
-        const glex_src_t *s = &src[t->r_frag];
-        glex_key_t k = glex_make_key(t->tag, s->node, s->vp, s->seq, myvp, GLEX_PKT_DATA, 0);
-        int len = take_cp(f, t, k, buf);
+        glex_src_t s = d->src_range ? (glex_src_t){ .node = d->recv_id + t->r_frag,
+                                                    .vp = d->recv_vp, .seq = d->cp_count }
+                                    : src[t->r_frag];
+        glex_key_t k = glex_make_key(t->tag, s.node, s.vp, s.seq, myvp, GLEX_PKT_DATA, 0);
+        uint64_t pvt;
+        int len = take_cp(f, t, k, buf, &pvt);
         if (len < 0) {
             park(t, u, 0);
             return work;
         }
         if ((uint64_t)len != t->bytes)
             return size_error(t, 1, (uint64_t)len, t->bytes);
+        /* fired once its packets are in: the trigger once, each packet taken */
+        if (f->p.vtime)
+            t->vr = vmax(t->vr, vt_arrival(f, s.node, pvt)) +
+                    (t->r_frag ? 0 : glex_vt(f, GLEX_VT_NIC_TRIGGER)) + glex_vt(f, GLEX_VT_NIC_RX);
         if ((rc = apply(t, d, (void *)(uintptr_t)d->recv_addr, buf, t->bytes)))
             return rc;
         count_recv(t, t->bytes);
@@ -369,13 +479,17 @@ static int coll_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
             return 0;
         glex_key_t k = glex_make_key(t->tag, d->recv_id, d->recv_vp, d->cp_count, myvp,
                                      GLEX_PKT_DATA, 0);
-        int len = take_cp(f, t, k, buf);
+        uint64_t pvt;
+        int len = take_cp(f, t, k, buf, &pvt);
         if (len < 0) {
             park(t, u, 0);
             return inline_recv_mismatch(f, t, d);
         }
         if ((uint64_t)len != t->bytes)
             return size_error(t, 1, (uint64_t)len, t->bytes);
+        if (f->p.vtime) /* an exchange in place also waits for its own send */
+            t->vr = vmax(vmax(t->vr, vt_arrival(f, d->recv_id, pvt)), vt_inplace(t, d, 0, t->bytes)) +
+                    glex_vt(f, GLEX_VT_NIC_TRIGGER) + glex_vt(f, GLEX_VT_NIC_RX);
         if ((rc = apply(t, d, dst, buf, t->bytes)))
             return rc;
         count_recv(t, t->bytes);
@@ -426,7 +540,16 @@ static int coll_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
             }
             glex_key_t k = glex_make_key(t->tag, me, myvp, d->cp_count, d->recv_vp,
                                          GLEX_PKT_CREDIT, t->r_grant_frag);
-            rc = glex_table_insert(f, d->recv_id, glex_job_unit(f, t->job), k, &c, sizeof c);
+            /* credit j goes once pulse j - k is applied (and, in place, its
+             * range sent) */
+            uint64_t vt = 0;
+            if (f->p.vtime) {
+                uint32_t j = t->r_grant_frag;
+                uint64_t base = j >= f->p.pulses && j - f->p.pulses < t->nrev
+                                    ? t->rev[j - f->p.pulses].vt : t->vd;
+                vt = vt_inject(f, base, in_place ? vt_inplace(t, d, c.off, c.len) : 0, sizeof c);
+            }
+            rc = glex_table_insert_vt(f, d->recv_id, glex_job_unit(f, t->job), k, &c, sizeof c, vt);
             if (rc == GLEX_EAGAIN) {
                 park(t, u, 1);
                 break;
@@ -447,16 +570,21 @@ static int coll_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
         glex_ctrl_t c;
         glex_key_t k = glex_make_key(t->tag, d->recv_id, d->recv_vp, d->cp_count, myvp,
                                      GLEX_PKT_READY, t->r_frag);
-        int got = glex_table_take(f, me, t->unit, k, &c, sizeof c);
+        uint64_t rvt;
+        int got = glex_table_take_vt(f, me, t->unit, k, &c, sizeof c, &rvt);
         if (got >= 0 && glex_ctrl_check(f, &c, got))
             return GLEX_EINVAL;
+        if (got >= 0 && f->p.vtime)
+            t->vr = vmax(vmax(t->vr, vt_arrival(f, d->recv_id, rvt)),
+                         vt_inplace(t, d, c.off, c.len)) +
+                    (t->r_frag ? 0 : glex_vt(f, GLEX_VT_NIC_TRIGGER)) + glex_vt(f, GLEX_VT_NIC_RX);
         if (got < 0) {
             park(t, u, 0);
             if (t->r_frag == 0) { /* a smaller sender sent one inline packet? */
                 uint8_t buf[GLEX_INLINE_CAP];
                 k = glex_make_key(t->tag, d->recv_id, d->recv_vp, d->cp_count, myvp,
                                   GLEX_PKT_DATA, 0);
-                int small = take_cp(f, t, k, buf);
+                int small = take_cp(f, t, k, buf, NULL);
                 if (small >= 0)
                     return size_error(t, 1, (uint64_t)small, t->bytes);
             }
@@ -480,6 +608,8 @@ static int coll_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
         count_recv(t, c.len);
         t->r_done += c.len;
         t->r_frag++;
+        if (f->p.vtime)
+            vt_note(&t->rev, &t->nrev, &t->rev_cap, t->r_done, t->vr);
         work = 1;
     }
     if (t->r_done == t->bytes) {
@@ -506,10 +636,12 @@ static int step_coll(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d)
         t->sbytes = d->send_count * glex_type_size((glex_type_t)d->type);
         t->send_done = !d->cp;
         t->recv_done = !d->branch;
+        t->vd = t->vs = t->vr = t->vt + (f->p.vtime ? glex_vt(f, GLEX_VT_NIC_DESC) : 0);
     }
     if (d->swap_local_vp) {
         int rc = apply(t, d, (void *)(uintptr_t)d->recv_addr, (const void *)(uintptr_t)d->local_addr,
                        t->bytes);
+        t->vt = t->vr;
         return rc ? rc : 2; /* 2: descriptor done */
     }
     int work = 0, w;
@@ -531,8 +663,10 @@ static int step_coll(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d)
         if (w)
             t->parked = 0;
     } while (w && !(t->send_done && t->recv_done));
-    if (t->send_done && t->recv_done)
+    if (t->send_done && t->recv_done) {
+        t->vt = vmax(t->vs, t->vr);
         return 2;
+    }
     return work;
 }
 
@@ -560,6 +694,11 @@ static int step_mp(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d)
     e->src_id = f->node;
     e->src_vp = (uint16_t)t->vp->index;
     e->len = d->inline_len;
+    if (f->p.vtime) { /* decoded, injected, routed, taken, written to the host */
+        t->vt = vt_inject(f, t->vt + glex_vt(f, GLEX_VT_NIC_DESC), 0, d->inline_len);
+        e->vt = t->vt + glex_vt_route_ps(f, f->node, d->dest_id) + glex_vt(f, GLEX_VT_NIC_RX) +
+                glex_vt(f, GLEX_VT_IO);
+    }
     memcpy(e->data, d->data, d->inline_len);
     atomic_store_explicit(&dv->rq_tail, tail + 1, memory_order_release);
     glex_unlock(&dv->rq_lock);
@@ -599,6 +738,13 @@ static int step_rdma(glex_fabric_t *f, const glex_task_t *t, const glex_desc_t *
         done += (uint64_t)n;
     }
     count_send((glex_task_t *)t, d->length);
+    /* decoded, the bytes over the link, one way for a put, there and back
+     * for a get */
+    if (f->p.vtime)
+        ((glex_task_t *)t)->vt += glex_vt(f, GLEX_VT_NIC_DESC) + glex_vt(f, GLEX_VT_NIC_TX) +
+                                  glex_vt_wire_ps(f, d->length) +
+                                  glex_vt_route_ps(f, f->node, d->dest_id) *
+                                      (d->swap_remote_addr ? 2u : 1u);
     return 2;
 }
 
@@ -619,6 +765,8 @@ static int write_cqe(glex_fabric_t *f, glex_task_t *t)
     e->sent = t->n_sent;
     e->received = t->n_recv;
     e->alu_ops = t->n_alu;
+    e->alu_elems = t->n_alu_elems;
+    e->vt = f->p.vtime ? t->vt + glex_vt(f, GLEX_VT_IO) : 0;
     atomic_store_explicit(&s->cq_tail, tail + 1, memory_order_release);
     return 1;
 }
@@ -649,7 +797,9 @@ static void stalled(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, uint
     int receiving = d->branch && !t->recv_done;
     uint32_t peer = receiving ? d->recv_id : d->dest_id;
     uint32_t pvp = receiving ? d->recv_vp : d->dest_vp;
-    if (receiving && d->branch > 1) { /* the listed source it waits for now */
+    if (receiving && d->branch > 1 && d->src_range) { /* the source it waits for now */
+        peer = d->recv_id + (t->r_frag < d->branch ? t->r_frag : 0);
+    } else if (receiving && d->branch > 1) {
         const glex_src_t *src = &glex_desc_srcs_c(d)[t->r_frag < d->branch ? t->r_frag : 0];
         peer = src->node;
         pvp = src->vp;
@@ -691,7 +841,8 @@ static const glex_desc_t *cur_desc(glex_task_t *t)
     if (!t->started) {
         memcpy(&t->cd, d, d->kind == GLEX_DESC_MP ? sizeof *d
                           : offsetof(glex_desc_t, data) +
-                                (d->branch > 1 ? d->branch * sizeof(glex_src_t) : 0));
+                                (d->branch > 1 && !d->src_range ? d->branch * sizeof(glex_src_t)
+                                                                : 0));
         t->cd.job_id = t->regs.job_id;
         t->cd.local_addr = reloc(&t->regs, d->local_addr);
         t->cd.recv_addr = reloc(&t->regs, d->recv_addr);
@@ -766,6 +917,8 @@ static void task_free_all(glex_task_t *t)
     while (t) {
         glex_task_t *next = t->next;
         free(t->own);
+        free(t->rev);
+        free(t->sev);
         free(t);
         t = next;
     }
@@ -811,6 +964,12 @@ static int fetch(glex_fabric_t *f, glex_engine_t *e, glex_vp_t *vp)
             t->job = t->own[0].job_id;
         }
         t->vp = vp;
+        if (f->p.vtime) { /* fetched over PCIe after the host's post; a collective
+                           * task also starts its offload unit */
+            t->vt = vp->dq_vt[head % f->p.dq_depth] + glex_vt(f, GLEX_VT_IO) +
+                    (t->list[0].kind == GLEX_DESC_COLL ? glex_vt(f, GLEX_VT_NIC_TASK) : 0);
+            t->host_alu = t->rel && (t->regs.flags & GLEX_POST_HOST_ALU);
+        }
         t->tag = t->job | ((atomic_load(&f->hdr->jobs[t->job].gen) +
                             (t->rel ? t->regs.gen_add : 0u)) & 0xffffu) << 8;
         t->unit = glex_job_unit(f, t->job);
@@ -916,6 +1075,20 @@ void glex_host_wait_end(glex_fabric_t *f)
 }
 
 int glex_engine_has_thread(const glex_fabric_t *f) { return f->eng->have_thread; }
+
+void glex_vtime_reset(glex_fabric_t *f)
+{
+    if (!f->p.vtime)
+        return;
+    glex_engine_t *e = f->eng;
+    pthread_mutex_lock(&e->mu);
+    for (glex_task_t *t = e->head; t; t = t->next)
+        t->vt = 0;
+    pthread_mutex_unlock(&e->mu);
+    f->vt_host = 0;
+    f->vt_real_last = glex_now_ns();
+    f->vt_waited = 0;
+}
 
 /* after a post: the engine thread takes the new sequence up unless a host
  * that waits drives progress (it will see the sequence itself) */

@@ -21,7 +21,10 @@ static void layout(glex_shm_header_t *h, const glex_params_t *p, uint32_t nnodes
     uint64_t units = (uint64_t)nnodes * p->units;
     uint64_t nvps = (uint64_t)nnodes * p->vps_per_node;
     uint64_t off = ALIGN(sizeof(glex_shm_header_t), 4096);
-    h->entry_size = ALIGN(sizeof(glex_pkt_hdr_t) + p->inline_max, 64);
+    /* a slot: header, inline payload, and with GLEX_VTIME the packet's
+     * virtual send time in its last 8 bytes (otherwise a packet of 48 bytes
+     * is one cache line) */
+    h->entry_size = ALIGN(sizeof(glex_pkt_hdr_t) + p->inline_max + (p->vtime ? 8u : 0u), 64);
     /* one byte a bucket of the packet buffer (its over count), as many bytes as
      * a bit a slot would take */
     h->table_words = (p->table_slots + 63) / 64;
@@ -48,7 +51,8 @@ static void layout(glex_shm_header_t *h, const glex_params_t *p, uint32_t nnodes
     off += units * h->unit_stride_ram;
     h->off_vps = off;
     off = ALIGN(off + nvps * sizeof(glex_vp_shm_t), 4096);
-    h->vp_ring_stride = ALIGN((uint64_t)p->dq_depth * sizeof(glex_desc_t) +
+    /* DQ, CQ, RQ, then the DQ entries' virtual post times (GLEX_VTIME) */
+    h->vp_ring_stride = ALIGN((uint64_t)p->dq_depth * (sizeof(glex_desc_t) + 8u) +
                                   (uint64_t)p->cq_depth * (sizeof(glex_cqe_t) + sizeof(glex_rqe_t)),
                               4096);
     h->off_rings = off;
@@ -104,6 +108,7 @@ static const char *param_mismatch(const glex_params_t *a, const glex_params_t *b
     CMP(pulses, "GLEX_PULSES")
     CMP(mailboxes, "GLEX_MAILBOXES")
     CMP(mailbox_kb, "GLEX_MAILBOX_KB")
+    CMP(vtime, "GLEX_VTIME")
 #undef CMP
     return NULL;
 }
@@ -111,10 +116,13 @@ static const char *param_mismatch(const glex_params_t *a, const glex_params_t *b
 static int wait_until(int (*pred)(void *), void *arg, int ms)
 {
     uint64_t end = glex_now_ns() + (uint64_t)ms * 1000000ull;
+    useconds_t nap = 200; /* backing off to 5 ms: hundreds of processes may wait
+                           * for a creator reserving a large segment */
     while (!pred(arg)) {
         if (glex_now_ns() > end)
             return 0;
-        usleep(200);
+        usleep(nap);
+        nap = nap < 5000 ? nap * 2 : 5000;
     }
     return 1;
 }
@@ -131,10 +139,17 @@ static int hdr_ready(void *arg)
     return atomic_load(&((glex_shm_header_t *)arg)->ready) != 0;
 }
 
+/* how long an attaching process waits for the creator to size and lay out
+ * the segment: GLEX_TIMEOUT, 5 s at least */
+static int setup_ms(const glex_params_t *p)
+{
+    return p->timeout_ms > 5000 ? (int)p->timeout_ms : 5000;
+}
+
 static int attach_existing(glex_fabric_t *f, int fd, const glex_params_t *p, uint32_t nnodes)
 {
     struct stat st;
-    if (!wait_until(fd_sized, &fd, 5000))
+    if (!wait_until(fd_sized, &fd, setup_ms(p)))
         return glex_error(GLEX_EMISMATCH, "segment %s: creator never sized it", f->name);
     if (fstat(fd, &st) != 0)
         return glex_error(GLEX_ESYS, "fstat %s: %s", f->name, strerror(errno));
@@ -150,7 +165,7 @@ static int attach_existing(glex_fabric_t *f, int fd, const glex_params_t *p, uin
     uint32_t va = 0, vb = 0;
     char sa[16], sb[16];
     const char *which;
-    if (!wait_until(hdr_ready, h, 5000))
+    if (!wait_until(hdr_ready, h, setup_ms(p)))
         rc = glex_error(GLEX_EMISMATCH, "segment %s: header never became ready", f->name);
     else if (h->magic != GLEX_MAGIC)
         rc = glex_error(GLEX_EMISMATCH, "segment %s: magic %#llx, expected %#llx", f->name,
@@ -187,7 +202,8 @@ static int attach_existing(glex_fabric_t *f, int fd, const glex_params_t *p, uin
     return GLEX_OK;
 }
 
-static int create_new(glex_fabric_t *f, int fd, const glex_params_t *p, uint32_t nnodes)
+static int create_new(glex_fabric_t *f, int fd, const glex_params_t *p, uint32_t nnodes,
+                      const glex_vtime_model_t *vtm)
 {
     glex_shm_header_t tmp;
     memset(&tmp, 0, sizeof tmp);
@@ -221,6 +237,7 @@ static int create_new(glex_fabric_t *f, int fd, const glex_params_t *p, uint32_t
     f->hdr->header_size = sizeof tmp;
     f->hdr->params = *p;
     f->hdr->nnodes = nnodes;
+    f->hdr->vtm = *vtm;
     f->hdr->owner_uid = getuid();
     glex_jobs_init(f->hdr);
     glex_proc_self(&f->hdr->creator_pid, &f->hdr->creator_start);
@@ -248,9 +265,20 @@ int glex_fabric_open(const char *job, uint32_t nnodes, uint32_t node_id,
         glex_params_default(&p);
     if ((rc = glex_params_check(&p)))
         return rc;
+    /* the virtual-time model: every process checks its GLEX_VTIME_PARAMS,
+     * the job's first process puts its own in the segment */
+    glex_vtime_model_t vtm;
+    glex_vtime_model_default(&vtm);
+    if (p.vtime && (rc = glex_vtime_model_load(&vtm)))
+        return rc;
+    glex_vtime_model_shape(&vtm, nnodes);
     glex_fabric_t *f = calloc(1, sizeof *f);
     if (!f)
         return glex_error(GLEX_ENOMEM, "out of memory for fabric handle");
+    if ((rc = glex_vt_host_init(f))) {
+        free(f);
+        return rc;
+    }
     snprintf(f->name, sizeof f->name, "/glex-%u-%s", (unsigned)getuid(), job);
     f->p = p;
     f->node = node_id;
@@ -261,7 +289,7 @@ int glex_fabric_open(const char *job, uint32_t nnodes, uint32_t node_id,
         int fd = shm_open(f->name, O_RDWR | O_CREAT | O_EXCL, 0600);
         if (fd >= 0) {
             fchmod(fd, 0600); /* umask-proof */
-            rc = create_new(f, fd, &p, nnodes);
+            rc = create_new(f, fd, &p, nnodes, &vtm);
             created = rc == GLEX_OK;
         } else if (errno == EEXIST) {
             fd = shm_open(f->name, O_RDWR, 0600);

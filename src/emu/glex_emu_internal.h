@@ -77,6 +77,26 @@ typedef struct glex_ctrl {
 } glex_ctrl_t;
 _Static_assert(sizeof(glex_ctrl_t) == GLEX_CTRL_BYTES, "control payload size");
 
+/* ---- virtual time (glex_emu_vtime.c) ---- */
+enum {
+    GLEX_VT_HOST_POST, GLEX_VT_HOST_POLL, GLEX_VT_HOST_REDUCE_STARTUP, GLEX_VT_HOST_REDUCE_ELEM,
+    GLEX_VT_IO, GLEX_VT_NIC_TASK, GLEX_VT_NIC_DESC, GLEX_VT_NIC_TX, GLEX_VT_NIC_RX,
+    GLEX_VT_NIC_TRIGGER, GLEX_VT_ALU_INT, GLEX_VT_ALU_FLOAT, GLEX_VT_ALU_DOUBLE, GLEX_VT_ALU_PAIR,
+    GLEX_VT_LINK, GLEX_VT_ROUTER, GLEX_VT_LINK_GBPS, GLEX_VT_RADIX,
+    GLEX_VT_NPARAMS
+};
+/* the job's model, in the segment (the creator's GLEX_VTIME_PARAMS) */
+typedef struct glex_vtime_model {
+    double v[GLEX_VT_NPARAMS]; /* as given: ns, GB/s, ports */
+    uint64_t ps[GLEX_VT_NPARAMS]; /* the times in picoseconds */
+    uint32_t k, levels;        /* the fat tree: k = radix / 2, k^levels >= nodes */
+    uint32_t pad;
+} glex_vtime_model_t;
+void glex_vtime_model_default(glex_vtime_model_t *m);
+/* overlay GLEX_VTIME_PARAMS (a file of "name = value" lines) */
+int glex_vtime_model_load(glex_vtime_model_t *m);
+void glex_vtime_model_shape(glex_vtime_model_t *m, uint32_t nnodes);
+
 /* ---- shared memory structures ---- */
 typedef struct glex_unit_shm {
     glex_lock_t lock;     /* the RAM pool (the packet buffer takes no lock) */
@@ -163,6 +183,7 @@ typedef struct glex_shm_header {
     uint32_t leases; /* JobIDs held as leases */
     uint32_t lease_pad;
     glex_job_index_t job_index[GLEX_JOB_INDEX];
+    glex_vtime_model_t vtm;   /* GLEX_VTIME: the model's parameters */
 } glex_shm_header_t;
 
 /* a mailbox: header line, then the owner's area (glex_emu_mbox.c) */
@@ -194,6 +215,7 @@ struct glex_vp {
     glex_desc_t *dq;
     glex_cqe_t *cq;
     glex_rqe_t *rq;
+    uint64_t *dq_vt; /* GLEX_VTIME: per DQ entry, the host's virtual time at its post */
     char fail_text[320]; /* why the last failed task failed (written before its CQE) */
 };
 
@@ -209,6 +231,11 @@ struct glex_fabric {
     glex_engine_t *eng;
     uint32_t jitter_max_us, jitter_seed;
     int observer; /* mapped read-only by a tool */
+    /* GLEX_VTIME: this host's virtual clock (ps), and the real time it has
+     * spent outside the library since (scaled by GLEX_VTIME_COMPUTE) */
+    uint64_t vt_host;
+    uint64_t vt_real_last, vt_waited; /* ns of CLOCK_MONOTONIC */
+    double vt_scale;
 };
 
 /* layout accessors */
@@ -271,12 +298,24 @@ void glex_ring_doorbell(glex_fabric_t *f, uint32_t node);
 uint32_t glex_host_token(const glex_fabric_t *f);
 void glex_host_sleep(glex_fabric_t *f, uint32_t token, int timeout_ms);
 
-/* hash buffer (glex_emu_table.c) */
-int glex_table_insert(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_key_t key,
-                      const void *payload, uint32_t len);
-/* returns payload length and copies it out, or -1 when absent */
-int glex_table_take(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_key_t key,
-                    void *payload, uint32_t cap);
+/* hash buffer (glex_emu_table.c); vt: the packet's virtual send time (ps,
+ * kept only with GLEX_VTIME) */
+int glex_table_insert_vt(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_key_t key,
+                         const void *payload, uint32_t len, uint64_t vt);
+/* returns payload length and copies it out (and *vt when not NULL), or -1
+ * when absent */
+int glex_table_take_vt(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_key_t key,
+                       void *payload, uint32_t cap, uint64_t *vt);
+static inline int glex_table_insert(glex_fabric_t *f, uint32_t node, uint32_t unit,
+                                    glex_key_t key, const void *payload, uint32_t len)
+{
+    return glex_table_insert_vt(f, node, unit, key, payload, len, 0);
+}
+static inline int glex_table_take(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_key_t key,
+                                  void *payload, uint32_t cap)
+{
+    return glex_table_take_vt(f, node, unit, key, payload, cap, NULL);
+}
 /* drop every packet of one task (tag: JobID | generation << 8) addressed to
  * one VP (after it failed) */
 void glex_table_purge(glex_fabric_t *f, uint32_t node, uint32_t unit, uint32_t tag, uint32_t dvp);
@@ -298,6 +337,24 @@ int glex_ctrl_check(const glex_fabric_t *f, const glex_ctrl_t *c, int len);
 
 /* descriptor validation (glex_emu_desc.c) */
 int glex_desc_validate(const glex_fabric_t *f, uint32_t vp, const glex_desc_t *d, size_t idx);
+
+/* virtual time of the host and the network (glex_emu_vtime.c) */
+/* the host's clock after counting its time outside the library (ps) */
+uint64_t glex_vt_host_now(glex_fabric_t *f);
+/* a host wait loop spent ns of real time waiting (not counted as compute) */
+static inline void glex_vt_waited(glex_fabric_t *f, uint64_t ns) { f->vt_waited += ns; }
+/* a completion or receive entry written at virtual time vt is taken */
+void glex_vt_host_took(glex_fabric_t *f, uint64_t vt);
+/* modeled latency of the route from node a to node b (ps), without the
+ * sender's injection */
+uint64_t glex_vt_route_ps(const glex_fabric_t *f, uint32_t a, uint32_t b);
+/* injection of bytes at the link's bandwidth (ps) */
+uint64_t glex_vt_wire_ps(const glex_fabric_t *f, uint64_t bytes);
+/* the ALU combining count elements of type (ps) */
+uint64_t glex_vt_alu_ps(const glex_fabric_t *f, glex_type_t type, uint64_t count);
+static inline uint64_t glex_vt(const glex_fabric_t *f, int param) { return f->hdr->vtm.ps[param]; }
+/* the host's clock at 0 and GLEX_VTIME_COMPUTE read (fabric open) */
+int glex_vt_host_init(glex_fabric_t *f);
 
 /* engine (glex_emu_engine.c) */
 int glex_engine_start(glex_fabric_t *f);

@@ -19,6 +19,7 @@ void glex_params_default(glex_params_t *p)
     p->yield_us = -1;
     p->mailboxes = 16;
     p->mailbox_kb = 64;
+    p->vtime = 0;
 }
 
 typedef struct {
@@ -39,6 +40,7 @@ static const glex_param_row_t rows[] = {
     ROW("GLEX_PULSES", pulses, 1, 64),
     ROW("GLEX_MAILBOXES", mailboxes, 0, 1024),
     ROW("GLEX_MAILBOX_KB", mailbox_kb, 1, 1024),
+    ROW("GLEX_VTIME", vtime, 0, 1),
 };
 #define NROWS (sizeof rows / sizeof rows[0])
 

@@ -116,8 +116,14 @@ static uint32_t sweep_stale(glex_fabric_t *f, uint32_t node, uint32_t unit)
     return n;
 }
 
-int glex_table_insert(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_key_t key,
-                      const void *payload, uint32_t len)
+/* GLEX_VTIME: a slot's last 8 bytes hold its packet's virtual send time */
+static inline uint64_t *slot_vt(glex_pkt_hdr_t *e, uint32_t esz)
+{
+    return (uint64_t *)(void *)((uint8_t *)e + esz - sizeof(uint64_t));
+}
+
+int glex_table_insert_vt(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_key_t key,
+                         const void *payload, uint32_t len, uint64_t vt)
 {
     glex_unit_shm_t *u = glex_unit_shm(f, node, unit);
     uint8_t *tab = glex_unit_table(f, node, unit);
@@ -183,6 +189,8 @@ retry:
     atomic_store_explicit(&slot->waiter, 0, memory_order_relaxed);
     if (len)
         memcpy(slot + 1, payload, len);
+    if (f->p.vtime)
+        *slot_vt(slot, esz) = vt;
     if (at != home)
         atomic_fetch_add_explicit(&over[home], 1, memory_order_relaxed);
     atomic_store_explicit(&slot->state, GLEX_SLOT_FULL, memory_order_release);
@@ -193,8 +201,8 @@ retry:
     return GLEX_OK;
 }
 
-int glex_table_take(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_key_t key,
-                    void *payload, uint32_t cap)
+int glex_table_take_vt(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_key_t key,
+                       void *payload, uint32_t cap, uint64_t *vt)
 {
     uint8_t *tab = glex_unit_table(f, node, unit);
     uint32_t esz = f->hdr->entry_size, nb = nbuckets(f);
@@ -212,6 +220,8 @@ int glex_table_take(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_key_t k
                 continue;
             int len = e->len < cap ? e->len : (int)cap;
             memcpy(payload, e + 1, (size_t)len);
+            if (vt)
+                *vt = f->p.vtime ? *slot_vt(e, esz) : 0;
             int waiter = atomic_exchange(&e->waiter, 0);
             release_slot(f, node, unit, e, b, home);
             if (waiter) /* its sender waits to insert the same key again */

@@ -22,6 +22,7 @@ int glex_vp_open(glex_fabric_t *f, uint32_t vp, glex_vp_t **out)
     h->dq = (glex_desc_t *)ring;
     h->cq = (glex_cqe_t *)(ring + (size_t)f->p.dq_depth * sizeof(glex_desc_t));
     h->rq = (glex_rqe_t *)((uint8_t *)h->cq + (size_t)f->p.cq_depth * sizeof(glex_cqe_t));
+    h->dq_vt = (uint64_t *)(void *)((uint8_t *)h->rq + (size_t)f->p.cq_depth * sizeof(glex_rqe_t));
     atomic_store(&s->dq_head, 0);
     atomic_store(&s->dq_tail, 0);
     atomic_store(&s->cq_head, 0);
@@ -123,6 +124,9 @@ int glex_vp_post_list(glex_vp_t *vp, const glex_desc_t *d, uint32_t n,
     glex_desc_t *q = &vp->dq[tail % vp->f->p.dq_depth];
     q->kind = GLEX_DQ_LIST;
     q->ch = q->ct = 1;
+    if (vp->f->p.vtime) /* the host's post: GLEX_VTIME charges it, the NIC sees it after */
+        vp->dq_vt[tail % vp->f->p.dq_depth] =
+            (vp->f->vt_host = glex_vt_host_now(vp->f) + glex_vt(vp->f, GLEX_VT_HOST_POST));
     q->local_addr = (uint64_t)(uintptr_t)d;
     q->count = n;
     memcpy(q->data, regs, sizeof *regs);
@@ -148,12 +152,42 @@ int glex_vp_post(glex_vp_t *vp, const glex_desc_t *d, size_t n)
     uint32_t tail;
     if ((rc = dq_room(vp, n, &tail)))
         return rc;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         memcpy(&vp->dq[(tail + i) % f->p.dq_depth], &d[i], sizeof d[i]);
+        if (f->p.vtime) /* each descriptor written by the host (GLEX_VTIME) */
+            vp->dq_vt[(tail + i) % f->p.dq_depth] =
+                (f->vt_host = glex_vt_host_now(f) + glex_vt(f, GLEX_VT_HOST_POST));
+    }
     atomic_store_explicit(&s->dq_tail, tail + (uint32_t)n, memory_order_release);
     atomic_fetch_add_explicit(&s->desc_posted, n, memory_order_relaxed);
     glex_engine_kick(f);
     return GLEX_OK;
+}
+
+/* GLEX_VTIME: move the ring's entry with the earliest virtual time (a uint64
+ * at vt_off) among [head, tail) to head, the ones before it up behind it in
+ * their order (one sender's entries keep theirs: its virtual times only
+ * grow), so that the host takes entries in the order they came in virtual
+ * time, whatever order the emulator wrote them in */
+static void earliest_first(void *ring, size_t esz, uint32_t head, uint32_t tail, uint32_t depth,
+                           size_t vt_off)
+{
+    uint8_t *r = ring;
+    uint32_t first = head;
+    uint64_t best, v;
+    memcpy(&best, r + (size_t)(head % depth) * esz + vt_off, sizeof best);
+    for (uint32_t i = head + 1; i != tail; i++) {
+        memcpy(&v, r + (size_t)(i % depth) * esz + vt_off, sizeof v);
+        if (v < best)
+            best = v, first = i;
+    }
+    if (first == head)
+        return;
+    uint8_t keep[sizeof(glex_rqe_t) > sizeof(glex_cqe_t) ? sizeof(glex_rqe_t) : sizeof(glex_cqe_t)];
+    memcpy(keep, r + (size_t)(first % depth) * esz, esz);
+    for (uint32_t i = first; i != head; i--)
+        memcpy(r + (size_t)(i % depth) * esz, r + (size_t)((i - 1) % depth) * esz, esz);
+    memcpy(r + (size_t)(head % depth) * esz, keep, esz);
 }
 
 int glex_vp_poll_cq(glex_vp_t *vp, glex_cqe_t *e)
@@ -162,8 +196,15 @@ int glex_vp_poll_cq(glex_vp_t *vp, glex_cqe_t *e)
     uint32_t head = atomic_load_explicit(&s->cq_head, memory_order_relaxed);
     if (head == atomic_load_explicit(&s->cq_tail, memory_order_acquire))
         return 0;
-    *e = vp->cq[head % vp->f->p.cq_depth];
+    uint32_t depth = vp->f->p.cq_depth;
+    if (vp->f->p.vtime) /* the one written first in virtual time */
+        earliest_first(vp->cq, sizeof *vp->cq, head,
+                       atomic_load_explicit(&s->cq_tail, memory_order_acquire), depth,
+                       offsetof(glex_cqe_t, vt));
+    *e = vp->cq[head % depth];
     atomic_store_explicit(&s->cq_head, head + 1, memory_order_release);
+    if (vp->f->p.vtime)
+        glex_vt_host_took(vp->f, e->vt);
     return 1;
 }
 
@@ -173,8 +214,15 @@ int glex_vp_poll_rq(glex_vp_t *vp, glex_rqe_t *e)
     uint32_t head = atomic_load_explicit(&s->rq_head, memory_order_relaxed);
     if (head == atomic_load_explicit(&s->rq_tail, memory_order_acquire))
         return 0;
-    *e = vp->rq[head % vp->f->p.cq_depth];
+    uint32_t depth = vp->f->p.cq_depth;
+    if (vp->f->p.vtime) /* the one that arrived first in virtual time */
+        earliest_first(vp->rq, sizeof *vp->rq, head,
+                       atomic_load_explicit(&s->rq_tail, memory_order_acquire), depth,
+                       offsetof(glex_rqe_t, vt));
+    *e = vp->rq[head % depth];
     atomic_store_explicit(&s->rq_head, head + 1, memory_order_release);
+    if (vp->f->p.vtime)
+        glex_vt_host_took(vp->f, e->vt);
     return 1;
 }
 
@@ -226,4 +274,10 @@ int glex_unit_counters(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_unit
 const char *glex_vp_failure(const glex_vp_t *vp)
 {
     return vp->fail_text;
+}
+
+uint32_t glex_vp_rq_pending(const glex_vp_t *vp)
+{
+    return atomic_load_explicit(&vp->shm->rq_tail, memory_order_acquire) -
+           atomic_load_explicit(&vp->shm->rq_head, memory_order_relaxed);
 }

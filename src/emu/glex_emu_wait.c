@@ -60,5 +60,7 @@ int glex_wait_until_flags(glex_fabric_t *f, int (*done)(void *), void *arg, int 
     }
     if (drive)
         glex_host_wait_end(f);
+    if (f->p.vtime) /* waiting is not the host's compute (GLEX_VTIME_COMPUTE) */
+        glex_vt_waited(f, glex_now_ns() - start);
     return rc;
 }

@@ -25,6 +25,7 @@ struct glex_req {
     int leased;          /* runs under the group's leased JobID ... */
     uint16_t gen_add;    /* ... with keys of its own: the lease's call count */
     glex_coll_kind_t kind;
+    glex_type_t type;     /* of its elements (host-based: the host's combine) */
     glex_coll_stats_t st; /* summed from the CQEs of its tasks */
     int direct;          /* a direct-path call (dc), no plan */
     struct glex_req *dnext; /* next direct call in flight on the group */
@@ -98,7 +99,7 @@ static int post_range(glex_req_t *r, uint32_t from, uint32_t n)
     memcpy(regs.base, r->bases, sizeof regs.base);
     regs.cookie = (uint64_t)(uintptr_t)r;
     regs.job_id = (uint8_t)r->job;
-    regs.pad = 0;
+    regs.flags = r->host ? GLEX_POST_HOST_ALU : 0; /* host-based: the host combines */
     regs.gen_add = r->gen_add;
     return glex_vp_post_list(r->g->vp, &r->plan->d[from], n, &regs);
 }
@@ -168,6 +169,8 @@ static void drain_cq(glex_vp_t *vp)
         q->st.sent += e.sent;
         q->st.received += e.received;
         q->st.alu_ops += e.alu_ops;
+        if (q->host) /* host-based: the host combined the step's data (GLEX_VTIME) */
+            glex_vtime_host_reduce(q->g->f, q->type, e.alu_elems);
         if (e.status) {
             glex_error(e.status, "%s", glex_vp_failure(vp));
             finish(q, e.status);
@@ -301,6 +304,7 @@ int glex_coll_start(glex_group_t *g, const glex_coll_args_t *a, glex_req_t **out
     r->plan = p;
     r->algo = algo;
     r->kind = a->kind;
+    r->type = a->type;
     r->host = a->host_mode != 0;
     r->job = -1;
     r->key = mix64(g->key ^ mix64(g->calls++));

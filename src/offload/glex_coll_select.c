@@ -78,8 +78,10 @@ bool glex_algo_fits(const glex_group_t *g, const glex_coll_args_t *a, glex_algo_
     case GLEX_ALGO_DOUBLE_TREE:
         return n >= 2 && a->count >= 2;
     case GLEX_ALGO_DIRECT: /* a call waited for at once (one direct call in flight per
-                              group), every member with a mailbox (agreed at the first) */
-        return a->blocking && glex_fabric_params(g->f)->mailboxes > 0 && g->direct_state >= 0;
+                              group), every member with a mailbox (agreed at the first);
+                              outside the NIC model, so never in virtual time */
+        return a->blocking && glex_fabric_params(g->f)->mailboxes > 0 && g->direct_state >= 0 &&
+               !glex_vtime_on(g->f);
     default:
         return false;
     }
