@@ -42,7 +42,7 @@ case " ${MPICH_BUILD_ARGS:-} " in *" --with-shm "*) shm=posix ;; *) shm=none ;; 
 nm_dir=$cache/mpich-build-$shm/src/mpid/ch4/netmod/glex
 if [ -n "$nm_dir" ] && ls "$nm_dir"/.libs/*.o >/dev/null 2>&1; then
   $py cycles "$nm_dir" > "$tmp"; emit
-  $py prefix MPIDI_GLEX_,MPIDI_NM_,glex_ "$nm_dir" > "$tmp"; emit
+  $py prefix MPIDI_GLEX_,MPIDI_NM_,glex_,MPI_Wtime "$nm_dir" > "$tmp"; emit
 else
   n=$((n+1)); echo "ok $n - # SKIP the netmod's objects (MPICH's build in $cache) are not there"
 fi

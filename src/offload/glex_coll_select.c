@@ -141,7 +141,9 @@ static glex_algo_t lookup(const sel_row_t *rows, size_t nrows, uint32_t ppc, uin
 glex_algo_t glex_algo_auto(const glex_group_t *g, const glex_coll_args_t *a)
 {
     uint64_t bytes = a->count * glex_type_size(a->type);
-    uint32_t n = g->size, ppc = glex_procs_per_cpu(g->f);
+    /* in virtual time each node is a machine of its own: the table's column
+     * of one process per CPU, whatever this machine is */
+    uint32_t n = g->size, ppc = glex_vtime_on(g->f) ? 1 : glex_procs_per_cpu(g->f);
     glex_algo_t algo;
     switch (a->kind) {
     case GLEX_COLL_BCAST: algo = LOOKUP(bcast_rows, ppc, n, bytes); break;

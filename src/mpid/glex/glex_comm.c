@@ -48,6 +48,13 @@ int MPIDI_GLEX_mpi_comm_commit_post_hook(MPIR_Comm * comm)
         goto fn_fail;
     }
     MPIDI_GLEX_COMM(comm).group = g;
+    if (comm == MPIR_Process.comm_world && glex_vtime_on(MPIDI_GLEX_global.fabric)) {
+        /* virtual time starts at 0 on every rank once MPI_COMM_WORLD is up
+         * (what MPI_Init did before is not the program's) */
+        mpi_errno = MPIR_pmi_barrier();
+        MPIR_ERR_CHECK(mpi_errno);
+        glex_vtime_reset(MPIDI_GLEX_global.fabric);
+    }
 
   fn_exit:
     MPL_free(nodes);

@@ -179,6 +179,16 @@ int MPIDI_GLEX_init_world(void)
     }
     if (p.vps_per_node < 2)
         p.vps_per_node = 2;
+    for (int k = 0; p.vtime && k < GLEX_COLL_KIND_COUNT; k++)
+        if (MPIDI_GLEX_global.choice[k].algo == GLEX_ALGO_DIRECT) {
+            char msg[256];
+            snprintf(msg, sizeof msg, "%s=direct runs outside the NIC model, which GLEX_VTIME=1 "
+                     "times: allowed with it auto, an engine algorithm, host or mpich",
+                     kind_env[k]);
+            fprintf(stderr, "ch4:glex: %s\n", msg);
+            MPIR_ERR_SET1(mpi_errno, MPI_ERR_OTHER, "**fail", "**fail %s", msg);
+            return mpi_errno;
+        }
     MPIDI_GLEX_global.inline_max = p.inline_max;
 
     /* the job's fabric is named after the PMI job: same on every rank */
