@@ -180,7 +180,7 @@ static void test_params(void)
         { "GLEX_INLINE_MAX", "300", "..256" }, { "GLEX_VPS_PER_NODE", "abc", "1..2048" },
         { "GLEX_DQ_DEPTH", "-5", "16..65536" }, { "GLEX_PULSES", "0", "1..64" },
         { "GLEX_TIMEOUT", "0", "0.001..86400" }, { "GLEX_SPIN_US", "x", "auto or 0..100000" },
-        { "GLEX_UNIT_BUFFER_KB", "64", "GLEX_UNITS=8" },
+        { "GLEX_UNIT_BUFFER_KB", "64", "GLEX_UNITS=8" }, { "GLEX_VTIME", "2", "range 0..1" },
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         glex_params_t p;

@@ -145,7 +145,7 @@ static int describe(const glex_vtime_model_t *m, uint32_t nnodes, char *buf, siz
                      "routers, %u level(s) for %u nodes\n", (unsigned)m->v[GLEX_VT_RADIX],
                      m->levels, nnodes);
     for (int i = 0; i < GLEX_VT_NPARAMS && n >= 0 && (size_t)n < len; i++)
-        n += snprintf(buf + n, len - (size_t)n, "%-24s = %-10g # %s\n", params[i].name, m->v[i],
+        n += snprintf(buf + n, len - (size_t)n, "%-24s = %-10.9g # %s\n", params[i].name, m->v[i],
                       params[i].what);
     return n;
 }

@@ -15,7 +15,8 @@
 static void usage(FILE *o)
 {
     fprintf(o,
-            "usage: glex-info [--job NAME [--all]] [--list] [--cleanup [--dry-run]] [--help]\n"
+            "usage: glex-info [--job NAME [--all]] [--list] [--cleanup [--dry-run]] [--vtime]\n"
+            "                 [--help]\n"
             "  (no option)   hwloc topology summary and the NIC parameters in force\n"
             "  --list        the GLEX segments of this user in /dev/shm\n"
             "  --cleanup     remove this user's stale segments (jobs killed before they\n"
@@ -23,13 +24,16 @@ static void usage(FILE *o)
             "                one line per segment removed; --dry-run only lists them\n"
             "  --job NAME    also the per-VP and per-unit counters of job NAME's segment\n"
             "  --all         with --job: every unit, also idle ones\n"
+            "  --vtime       the virtual-time model's parameters in force (defaults and\n"
+            "                GLEX_VTIME_PARAMS), as a parameter file (doc/vtime.md)\n"
             "NIC parameters (environment, see doc/user-guide.md):\n"
             "  GLEX_UNITS (8, 1..64)  GLEX_UNIT_BUFFER_KB (512)  GLEX_TABLE_SLOTS (2048)\n"
             "  GLEX_INLINE_MAX (48, 32..256)  GLEX_VPS_PER_NODE (4)  GLEX_DQ_DEPTH (1024)\n"
             "  GLEX_CQ_DEPTH (1024)  GLEX_PULSES (4)  GLEX_TIMEOUT (30 s)  GLEX_SPIN_US (auto)\n"
             "  GLEX_YIELD_US (auto)  GLEX_ENGINE_BIND (process|rr|none|pu:N)\n"
             "  GLEX_ENGINE_THREAD (1|0)  GLEX_MAILBOXES (16, 0..1024)\n"
-            "  GLEX_MAILBOX_KB (64, 1..1024)\n"
+            "  GLEX_MAILBOX_KB (64, 1..1024)  GLEX_VTIME (0, 0..1)\n"
+            "  GLEX_VTIME_PARAMS (file)  GLEX_VTIME_COMPUTE (0, 0..1e6)\n"
             "Schedule compiler policy (environment, see doc/user-guide.md):\n"
             "  GLEX_COLL_SEGMENT_KB (auto, 1..65536)  GLEX_COLL_PLAN_CACHE (256, 1..1000000)\n"
             "  GLEX_RDMA_KB (auto, 0..1024)  GLEX_STAGE_KB (auto, 0..4194304)\n"
@@ -62,6 +66,8 @@ static void print_params(const glex_params_t *p)
     print_budget("yield before blocking", p->yield_us, "us", "GLEX_YIELD_US");
     printf("  mailboxes per node       %u x 2 slots of %u KiB (GLEX_MAILBOXES, GLEX_MAILBOX_KB)\n",
            p->mailboxes, p->mailbox_kb);
+    printf("  virtual time             %s (GLEX_VTIME; the model: glex-info --vtime)\n",
+           p->vtime ? "on" : "off");
     const char *b = glex_env("GLEX_ENGINE_BIND");
     printf("  engine thread placement  %s (GLEX_ENGINE_BIND)\n", b ? b : "process");
     printf("  JobIDs / NodeIDs / VPs / SeqIDs  %u / %u / %u / %u\n", GLEX_MAX_JOBS,
@@ -170,17 +176,19 @@ int main(int argc, char **argv)
                                          { "all", no_argument, 0, 'a' },
                                          { "cleanup", no_argument, 0, 'c' },
                                          { "dry-run", no_argument, 0, 'n' },
+                                         { "vtime", no_argument, 0, 'v' },
                                          { "help", no_argument, 0, 'h' },
                                          { 0, 0, 0, 0 } };
     const char *job = NULL;
-    int list = 0, all = 0, clean = 0, dry = 0, c;
-    while ((c = getopt_long(argc, argv, "j:lacnh", lo, NULL)) != -1) {
+    int list = 0, all = 0, clean = 0, dry = 0, vtime = 0, c;
+    while ((c = getopt_long(argc, argv, "j:lacnvh", lo, NULL)) != -1) {
         switch (c) {
         case 'j': job = optarg; break;
         case 'l': list = 1; break;
         case 'a': all = 1; break;
         case 'c': clean = 1; break;
         case 'n': dry = 1; break;
+        case 'v': vtime = 1; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -192,6 +200,15 @@ int main(int argc, char **argv)
     }
     if (clean || dry)
         return cleanup(dry);
+    if (vtime) { /* the virtual-time model in force, as a parameter file */
+        static char text[8192];
+        if (glex_vtime_describe_env(text, sizeof text) < 0) {
+            fprintf(stderr, "glex-info: %s\n", glex_last_error());
+            return 2;
+        }
+        fputs(text, stdout);
+        return 0;
+    }
     char topo[256];
     glex_topology_summary(topo, sizeof topo);
     printf("Topology (hwloc): %s\n", topo);
