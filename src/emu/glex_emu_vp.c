@@ -152,11 +152,14 @@ int glex_vp_post(glex_vp_t *vp, const glex_desc_t *d, size_t n)
     uint32_t tail;
     if ((rc = dq_room(vp, n, &tail)))
         return rc;
+    /* GLEX_VTIME: a post (its descriptors written, the doorbell rung) costs
+     * the host host_post once */
+    uint64_t vt = f->p.vtime ? (f->vt_host = glex_vt_host_now(f) + glex_vt(f, GLEX_VT_HOST_POST))
+                             : 0;
     for (size_t i = 0; i < n; i++) {
         memcpy(&vp->dq[(tail + i) % f->p.dq_depth], &d[i], sizeof d[i]);
-        if (f->p.vtime) /* each descriptor written by the host (GLEX_VTIME) */
-            vp->dq_vt[(tail + i) % f->p.dq_depth] =
-                (f->vt_host = glex_vt_host_now(f) + glex_vt(f, GLEX_VT_HOST_POST));
+        if (f->p.vtime)
+            vp->dq_vt[(tail + i) % f->p.dq_depth] = vt;
     }
     atomic_store_explicit(&s->dq_tail, tail + (uint32_t)n, memory_order_release);
     atomic_fetch_add_explicit(&s->desc_posted, n, memory_order_relaxed);

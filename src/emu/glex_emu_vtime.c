@@ -23,7 +23,8 @@ typedef struct {
  * bench/vtime-calibrate.py. */
 static const vt_param_t params[GLEX_VT_NPARAMS] = {
     [GLEX_VT_HOST_POST] = { "host_post_ns", 60, 0, 1e9,
-                            "host builds a descriptor and rings the doorbell (L_CPU)" },
+                            "host writes a post (descriptors or a list entry) and rings the doorbell "
+                            "(L_CPU)" },
     [GLEX_VT_HOST_POLL] = { "host_poll_ns", 100.067, 0, 1e9,
                             "host notices and reads a completion or receive entry (L_poll)" },
     [GLEX_VT_HOST_REDUCE_STARTUP] = { "host_reduce_startup_ns", 20, 0, 1e9,
