@@ -20,8 +20,9 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-if [ -z "$bin" ]; then # the build directory holding glex-vtime
+if [ -z "$bin" ]; then # the build directory holding glex-vtime, else the one on PATH
   for d in "$here" "$here/_build" "$PWD"; do [ -x "$d/glex-vtime" ] && bin=$d && break; done
+  [ -n "$bin" ] || { p=$(command -v glex-vtime) && bin=$(dirname "$p"); } || true
 fi
 [ -n "$bin" ] && [ -x "$bin/glex-vtime" ] ||
   { echo "vtime-table: glex-vtime not found: build it, or pass -b BUILDDIR" >&2; exit 2; }
