@@ -45,5 +45,7 @@ ok $? "without GLEX_VTIME MPI_Wtime is real time ($slept s)"
 
 GLEX_VTIME=1 GLEX_ALLREDUCE_ALGO=direct run "$out/vtime" times >/dev/null 2>"$out/err3"; rc=$?
 [ $rc != 0 ] && grep -q "GLEX_ALLREDUCE_ALGO=direct runs outside the NIC model, which GLEX_VTIME=1 times" "$out/err3"
-ok $? "GLEX_VTIME=1 with GLEX_ALLREDUCE_ALGO=direct fails MPI_Init naming both"
+res=$?
+ok $res "GLEX_VTIME=1 with GLEX_ALLREDUCE_ALGO=direct fails MPI_Init naming both"
+[ $res = 0 ] || { echo "# mpiexec exit $rc; its first lines:"; head -8 "$out/err3" | sed 's/^/# /'; }
 echo "1..$n"
