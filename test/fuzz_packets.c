@@ -60,13 +60,19 @@ static void one_desc(const uint8_t *data, size_t size)
     if (d.kind == GLEX_DESC_MP && d.inline_len > p->inline_max)
         die("inline_len");
     uint8_t flags[] = { d.c, d.ch, d.ct, d.cp, d.reduce_flag, d.coll_end_flag, d.swap_local_data,
-                        d.swap_local_vp, d.swap_remote_data, d.swap_remote_addr };
+                        d.swap_local_vp, d.swap_remote_data, d.swap_remote_addr, d.src_range };
     for (size_t i = 0; i < sizeof flags; i++)
         if (flags[i] > 1)
             die("flag not 0/1");
-    if (d.branch > (d.kind == GLEX_DESC_COLL ? GLEX_MAX_BRANCH : 0u))
+    if (d.branch > (d.kind != GLEX_DESC_COLL ? 0u
+                    : d.src_range                ? GLEX_MAX_RANGE_BRANCH
+                                                 : GLEX_MAX_BRANCH))
         die("branch");
-    if (d.branch > 1) { /* counter trigger: listed sources in range, inline-sized */
+    if (d.src_range) { /* counter trigger over a node range: in the job, inline-sized */
+        if (d.kind != GLEX_DESC_COLL || d.branch < 2 || d.recv_id + d.branch > 4 ||
+            d.count * glex_type_size((glex_type_t)d.type) > p->inline_max)
+            die("counter trigger over a node range out of range");
+    } else if (d.branch > 1) { /* counter trigger: listed sources in range, inline-sized */
         const glex_src_t *src = glex_desc_srcs_c(&d);
         for (uint32_t i = 0; i < d.branch; i++)
             if (src[i].node >= 4 || src[i].vp >= p->vps_per_node || src[i].seq >= GLEX_MAX_SEQ)
