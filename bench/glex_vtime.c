@@ -16,6 +16,7 @@
  * Every result is checked.  See --help. */
 #define _GNU_SOURCE
 #include "glex_coll.h"
+#include "glex_test.h"
 
 #include <getopt.h>
 #include <math.h>
@@ -80,17 +81,8 @@ static int open_node(const char *job, int n, int rank, glex_fabric_t **f, glex_v
 
 /* ------------------------------------------------------------- paper A */
 
-static glex_desc_t coll(uint8_t job)
-{
-    glex_desc_t d;
-    memset(&d, 0, sizeof d);
-    d.kind = GLEX_DESC_COLL;
-    d.c = 1;
-    d.job_id = job;
-    d.type = GLEX_DOUBLE;
-    d.op = GLEX_OP_SUM;
-    return d;
-}
+/* a COLL descriptor combining doubles by sum */
+static glex_desc_t coll(uint8_t job) { return glex_test_coll_desc(job, GLEX_DOUBLE, GLEX_OP_SUM); }
 
 static int cqe_in(void *arg)
 {

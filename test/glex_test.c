@@ -190,6 +190,18 @@ int glex_run_group(int n, const glex_params_t *p, glex_tfn fn, void *arg, int ti
     return fails + bad + (!bad && leaked);
 }
 
+glex_desc_t glex_test_coll_desc(uint8_t job, glex_type_t type, glex_op_t op)
+{
+    glex_desc_t d;
+    memset(&d, 0, sizeof d);
+    d.kind = GLEX_DESC_COLL;
+    d.c = 1;
+    d.job_id = job;
+    d.type = (uint8_t)type;
+    d.op = (uint8_t)op;
+    return d;
+}
+
 int glex_test_wait_cqe(glex_fabric_t *f, glex_vp_t *vp, glex_cqe_t *e, int ms)
 {
     double end = glex_test_now_us() + ms * 1000.0;

@@ -46,6 +46,10 @@ static inline uint64_t glex_rand(uint64_t *s)
 
 double glex_test_now_us(void);
 
+/* a COLL descriptor of JobID job, type and op, every other field 0 (the
+ * caller sets its steps and CH/CT) */
+glex_desc_t glex_test_coll_desc(uint8_t job, glex_type_t type, glex_op_t op);
+
 /* drive progress and poll vp's CQ for up to ms: 1 with *e filled, 0 on timeout */
 int glex_test_wait_cqe(glex_fabric_t *f, glex_vp_t *vp, glex_cqe_t *e, int ms);
 #endif

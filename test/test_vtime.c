@@ -37,17 +37,8 @@ static void write_file(const char *path, const char *text)
     }
 }
 
-static glex_desc_t coll(uint8_t job)
-{
-    glex_desc_t d;
-    memset(&d, 0, sizeof d);
-    d.kind = GLEX_DESC_COLL;
-    d.c = 1;
-    d.job_id = job;
-    d.type = GLEX_DOUBLE;
-    d.op = GLEX_OP_SUM;
-    return d;
-}
+/* a COLL descriptor combining doubles by sum */
+static glex_desc_t coll(uint8_t job) { return glex_test_coll_desc(job, GLEX_DOUBLE, GLEX_OP_SUM); }
 
 /* post the sequence d[0..n) and wait for its CQE; the host's clock after */
 static double run_seq(glex_tctx_t *c, glex_desc_t *d, int n, int id)

@@ -128,6 +128,17 @@ static inline uint64_t vt_arrival(const glex_fabric_t *f, uint32_t src, uint64_t
     return sent + glex_vt_route_ps(f, src, f->node);
 }
 
+/* the receive side took a packet node src sent at virtual time sent, once
+ * ready as well (an exchange in place: its own send); the first packet of a
+ * receive also fires the trigger */
+static inline void vt_took(glex_fabric_t *f, glex_task_t *t, uint32_t src, uint64_t sent,
+                           uint64_t ready, int first)
+{
+    if (f->p.vtime)
+        t->vr = vmax(vmax(t->vr, vt_arrival(f, src, sent)), ready) +
+                (first ? glex_vt(f, GLEX_VT_NIC_TRIGGER) : 0) + glex_vt(f, GLEX_VT_NIC_RX);
+}
+
 /* the send side injects bytes once ready: its virtual send time */
 static inline uint64_t vt_inject(const glex_fabric_t *f, uint64_t side, uint64_t ready,
                                  uint64_t bytes)
@@ -453,9 +464,7 @@ static int coll_recv_many(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d
         if ((uint64_t)len != t->bytes)
             return size_error(t, 1, (uint64_t)len, t->bytes);
         /* fired once its packets are in: the trigger once, each packet taken */
-        if (f->p.vtime)
-            t->vr = vmax(t->vr, vt_arrival(f, s.node, pvt)) +
-                    (t->r_frag ? 0 : glex_vt(f, GLEX_VT_NIC_TRIGGER)) + glex_vt(f, GLEX_VT_NIC_RX);
+        vt_took(f, t, s.node, pvt, 0, t->r_frag == 0);
         if ((rc = apply(t, d, (void *)(uintptr_t)d->recv_addr, buf, t->bytes)))
             return rc;
         count_recv(t, t->bytes);
@@ -487,9 +496,7 @@ static int coll_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
         }
         if ((uint64_t)len != t->bytes)
             return size_error(t, 1, (uint64_t)len, t->bytes);
-        if (f->p.vtime) /* an exchange in place also waits for its own send */
-            t->vr = vmax(vmax(t->vr, vt_arrival(f, d->recv_id, pvt)), vt_inplace(t, d, 0, t->bytes)) +
-                    glex_vt(f, GLEX_VT_NIC_TRIGGER) + glex_vt(f, GLEX_VT_NIC_RX);
+        vt_took(f, t, d->recv_id, pvt, f->p.vtime ? vt_inplace(t, d, 0, t->bytes) : 0, 1);
         if ((rc = apply(t, d, dst, buf, t->bytes)))
             return rc;
         count_recv(t, t->bytes);
@@ -575,9 +582,7 @@ static int coll_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
         if (got >= 0 && glex_ctrl_check(f, &c, got))
             return GLEX_EINVAL;
         if (got >= 0 && f->p.vtime)
-            t->vr = vmax(vmax(t->vr, vt_arrival(f, d->recv_id, rvt)),
-                         vt_inplace(t, d, c.off, c.len)) +
-                    (t->r_frag ? 0 : glex_vt(f, GLEX_VT_NIC_TRIGGER)) + glex_vt(f, GLEX_VT_NIC_RX);
+            vt_took(f, t, d->recv_id, rvt, vt_inplace(t, d, c.off, c.len), t->r_frag == 0);
         if (got < 0) {
             park(t, u, 0);
             if (t->r_frag == 0) { /* a smaller sender sent one inline packet? */
@@ -709,7 +714,7 @@ static int step_mp(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d)
     return 2;
 }
 
-static int step_rdma(glex_fabric_t *f, const glex_task_t *t, const glex_desc_t *d)
+static int step_rdma(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d)
 {
     if (!d->length)
         return 2;
@@ -719,7 +724,7 @@ static int step_rdma(glex_fabric_t *f, const glex_task_t *t, const glex_desc_t *
             memmove(local, remote, d->length);
         else
             memmove(remote, local, d->length);
-        count_send((glex_task_t *)t, d->length);
+        count_send(t, d->length);
         return 2;
     }
     pid_t pid = atomic_load(&glex_node_shm(f, d->dest_id)->pid);
@@ -737,14 +742,13 @@ static int step_rdma(glex_fabric_t *f, const glex_task_t *t, const glex_desc_t *
                               (unsigned long long)d->length, n < 0 ? strerror(errno) : "short");
         done += (uint64_t)n;
     }
-    count_send((glex_task_t *)t, d->length);
+    count_send(t, d->length);
     /* decoded, the bytes over the link, one way for a put, there and back
      * for a get */
     if (f->p.vtime)
-        ((glex_task_t *)t)->vt += glex_vt(f, GLEX_VT_NIC_DESC) + glex_vt(f, GLEX_VT_NIC_TX) +
-                                  glex_vt_wire_ps(f, d->length) +
-                                  glex_vt_route_ps(f, f->node, d->dest_id) *
-                                      (d->swap_remote_addr ? 2u : 1u);
+        t->vt += glex_vt(f, GLEX_VT_NIC_DESC) + glex_vt(f, GLEX_VT_NIC_TX) +
+                 glex_vt_wire_ps(f, d->length) +
+                 glex_vt_route_ps(f, f->node, d->dest_id) * (d->swap_remote_addr ? 2u : 1u);
     return 2;
 }
 
@@ -1085,9 +1089,7 @@ void glex_vtime_reset(glex_fabric_t *f)
     for (glex_task_t *t = e->head; t; t = t->next)
         t->vt = 0;
     pthread_mutex_unlock(&e->mu);
-    f->vt_host = 0;
-    f->vt_real_last = glex_now_ns();
-    f->vt_waited = 0;
+    glex_vt_host_zero(f);
 }
 
 /* after a post: the engine thread takes the new sequence up unless a host

@@ -355,6 +355,8 @@ uint64_t glex_vt_alu_ps(const glex_fabric_t *f, glex_type_t type, uint64_t count
 static inline uint64_t glex_vt(const glex_fabric_t *f, int param) { return f->hdr->vtm.ps[param]; }
 /* the host's clock at 0 and GLEX_VTIME_COMPUTE read (fabric open) */
 int glex_vt_host_init(glex_fabric_t *f);
+/* the host's clock at 0, its real time counted from now */
+void glex_vt_host_zero(glex_fabric_t *f);
 
 /* engine (glex_emu_engine.c) */
 int glex_engine_start(glex_fabric_t *f);

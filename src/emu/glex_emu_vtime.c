@@ -243,11 +243,16 @@ void glex_vtime_host_reduce(glex_fabric_t *f, glex_type_t type, uint64_t count)
                  count * glex_vt(f, GLEX_VT_HOST_REDUCE_ELEM);
 }
 
-int glex_vt_host_init(glex_fabric_t *f)
+void glex_vt_host_zero(glex_fabric_t *f)
 {
     f->vt_host = 0;
     f->vt_real_last = glex_now_ns();
     f->vt_waited = 0;
+}
+
+int glex_vt_host_init(glex_fabric_t *f)
+{
+    glex_vt_host_zero(f);
     f->vt_scale = 0;
     const char *s = glex_env("GLEX_VTIME_COMPUTE");
     if (!s)

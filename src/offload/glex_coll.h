@@ -38,10 +38,10 @@ typedef struct glex_group glex_group_t;
  * first call checks it (GLEX_EMISMATCH). */
 typedef struct glex_coll_policy {
     int64_t segment_kb;  /* pipelining segment, 1..65536 KiB   GLEX_COLL_SEGMENT_KB */
-    uint64_t plan_cache; /* compiled plans kept per group      GLEX_COLL_PLAN_CACHE */
+    int64_t plan_cache;  /* compiled plans kept per group      GLEX_COLL_PLAN_CACHE */
     int64_t rdma_kb;     /* direct path: RDMA above, 0..1024 KiB  GLEX_RDMA_KB */
     int64_t stage_kb;    /* direct path: stage calls up to, KiB   GLEX_STAGE_KB */
-    uint32_t stage_map;  /* direct path: stages mapped, allreduce/bcast staged too (1)
+    int64_t stage_map;   /* direct path: stages mapped, allreduce/bcast staged too (1)
                             or reduce only, read by RDMA (0)    GLEX_STAGE_MAP */
 } glex_coll_policy_t;
 #define GLEX_STAGE_KB_MAX 4194304u /* GLEX_STAGE_KB: 4 GiB */

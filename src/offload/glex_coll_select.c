@@ -7,6 +7,7 @@
  * src/offload. */
 #include "glex_coll_internal.h"
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -160,6 +161,27 @@ glex_algo_t glex_algo_auto(const glex_group_t *g, const glex_coll_args_t *a)
 
 /* ---- thresholds: the policy a group runs with ---- */
 
+/* each variable of the policy once: its field, range, and whether "auto"
+ * (-1) is allowed; read from the environment and checked from this table */
+static const struct {
+    const char *env;
+    size_t off;
+    int64_t lo, hi;
+    int auto_ok;
+} policy_rows[] = {
+    { "GLEX_COLL_SEGMENT_KB", offsetof(glex_coll_policy_t, segment_kb), 1, 65536, 1 },
+    { "GLEX_COLL_PLAN_CACHE", offsetof(glex_coll_policy_t, plan_cache), 1, 1000000, 0 },
+    { "GLEX_RDMA_KB", offsetof(glex_coll_policy_t, rdma_kb), 0, 1024, 1 },
+    { "GLEX_STAGE_KB", offsetof(glex_coll_policy_t, stage_kb), 0, GLEX_STAGE_KB_MAX, 1 },
+    { "GLEX_STAGE_MAP", offsetof(glex_coll_policy_t, stage_map), 0, 1, 0 },
+};
+#define NPOLICY (sizeof policy_rows / sizeof policy_rows[0])
+
+static int64_t *policy_field(glex_coll_policy_t *p, size_t i)
+{
+    return (int64_t *)(void *)((char *)p + policy_rows[i].off);
+}
+
 void glex_coll_policy_default(glex_coll_policy_t *p)
 {
     p->segment_kb = -1;
@@ -171,34 +193,32 @@ void glex_coll_policy_default(glex_coll_policy_t *p)
 
 int glex_coll_policy_from_env(glex_coll_policy_t *p)
 {
-    uint64_t map = p->stage_map;
-    int rc;
-    if ((rc = glex_env_uint_auto("GLEX_COLL_SEGMENT_KB", 1, 65536, &p->segment_kb)) ||
-        (rc = glex_env_uint("GLEX_COLL_PLAN_CACHE", 1, 1000000, &p->plan_cache)) ||
-        (rc = glex_env_uint_auto("GLEX_RDMA_KB", 0, 1024, &p->rdma_kb)) ||
-        (rc = glex_env_uint_auto("GLEX_STAGE_KB", 0, GLEX_STAGE_KB_MAX, &p->stage_kb)) ||
-        (rc = glex_env_uint("GLEX_STAGE_MAP", 0, 1, &map)))
-        return rc;
-    p->stage_map = (uint32_t)map;
+    for (size_t i = 0; i < NPOLICY; i++) {
+        int64_t *v = policy_field(p, i);
+        uint64_t u = (uint64_t)*v;
+        int rc = policy_rows[i].auto_ok
+                     ? glex_env_uint_auto(policy_rows[i].env, (uint64_t)policy_rows[i].lo,
+                                          (uint64_t)policy_rows[i].hi, v)
+                     : glex_env_uint(policy_rows[i].env, (uint64_t)policy_rows[i].lo,
+                                     (uint64_t)policy_rows[i].hi, &u);
+        if (rc)
+            return rc;
+        if (!policy_rows[i].auto_ok)
+            *v = (int64_t)u;
+    }
     return glex_coll_policy_check(p);
 }
 
 int glex_coll_policy_check(const glex_coll_policy_t *p)
 {
-    if (p->segment_kb != -1 && (p->segment_kb < 1 || p->segment_kb > 65536))
-        return glex_error(GLEX_EINVAL, "GLEX_COLL_SEGMENT_KB=%lld is out of range auto(-1), 1..65536",
-                          (long long)p->segment_kb);
-    if (p->plan_cache < 1 || p->plan_cache > 1000000)
-        return glex_error(GLEX_EINVAL, "GLEX_COLL_PLAN_CACHE=%llu is out of range 1..1000000",
-                          (unsigned long long)p->plan_cache);
-    if (p->rdma_kb < -1 || p->rdma_kb > 1024)
-        return glex_error(GLEX_EINVAL, "GLEX_RDMA_KB=%lld is out of range auto(-1)..1024",
-                          (long long)p->rdma_kb);
-    if (p->stage_kb < -1 || p->stage_kb > (int64_t)GLEX_STAGE_KB_MAX)
-        return glex_error(GLEX_EINVAL, "GLEX_STAGE_KB=%lld is out of range auto(-1)..%u",
-                          (long long)p->stage_kb, GLEX_STAGE_KB_MAX);
-    if (p->stage_map > 1)
-        return glex_error(GLEX_EINVAL, "GLEX_STAGE_MAP=%u is out of range 0..1", p->stage_map);
+    for (size_t i = 0; i < NPOLICY; i++) {
+        int64_t v = *policy_field((glex_coll_policy_t *)p, i);
+        if ((v < policy_rows[i].lo || v > policy_rows[i].hi) && !(v == -1 && policy_rows[i].auto_ok))
+            return glex_error(GLEX_EINVAL, "%s=%lld is out of range %s%lld..%lld",
+                              policy_rows[i].env, (long long)v,
+                              policy_rows[i].auto_ok ? "auto(-1) or " : "",
+                              (long long)policy_rows[i].lo, (long long)policy_rows[i].hi);
+    }
     return GLEX_OK;
 }
 
