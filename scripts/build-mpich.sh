@@ -120,9 +120,23 @@ fi
 
 # 4. configure, when options or the generated configure changed
 build=$cache/mpich-build-$shm
-args="--prefix=$prefix --with-device=ch4:glex --with-ch4-shmmods=$shm --disable-fortran
-  --disable-cxx --disable-romio --with-hwloc=/usr --with-datatype-engine=dataloop --disable-doc
-  --disable-ch4-netmod-inline"
+# the languages users compile with: mpicxx (with the MPI:: bindings) when a
+# C++ compiler is here, mpifort (mpif.h, the mpi and mpi_f08 modules) when
+# gfortran is; gfortran 10 and later need -fallow-argument-mismatch for
+# MPICH's mpif.h interfaces
+langs="--disable-cxx"
+command -v "${CXX:-g++}" >/dev/null 2>&1 && langs="--enable-cxx"
+if command -v "${FC:-gfortran}" >/dev/null 2>&1; then
+  langs="$langs --enable-fortran=all"
+  if echo "end" | "${FC:-gfortran}" -fallow-argument-mismatch -x f95 -fsyntax-only - >/dev/null 2>&1; then
+    langs="$langs FFLAGS=-fallow-argument-mismatch FCFLAGS=-fallow-argument-mismatch"
+  fi
+else
+  langs="$langs --disable-fortran"
+  stage "no Fortran compiler (${FC:-gfortran}): MPICH without mpifort"
+fi
+args="--prefix=$prefix --with-device=ch4:glex --with-ch4-shmmods=$shm $langs --enable-romio
+  --with-hwloc=/usr --with-datatype-engine=dataloop --disable-doc --disable-ch4-netmod-inline"
 cfid=$(echo "$args $agid" | cksum | cut -d' ' -f1)
 mkdir -p "$build"
 if ! stamp_ok "$build/.glex-configure" "$cfid"; then

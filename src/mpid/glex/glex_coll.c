@@ -35,6 +35,13 @@ static int map_type(MPI_Datatype dt, glex_type_t * out)
         {MPI_FLOAT, GLEX_FLOAT}, {MPI_DOUBLE, GLEX_DOUBLE},
         {MPI_FLOAT_INT, GLEX_FLOAT_INT}, {MPI_DOUBLE_INT, GLEX_DOUBLE_INT},
         {MPI_LONG_INT, GLEX_LONG_INT}, {MPI_2INT, GLEX_2INT}, {MPI_SHORT_INT, GLEX_SHORT_INT},
+        /* Fortran's (mpif.h, mpi, mpi_f08): the extent check below keeps a
+         * type out whose size differs (an MPICH built without Fortran) */
+        {MPI_INTEGER, GLEX_INT32}, {MPI_INTEGER1, GLEX_INT8}, {MPI_INTEGER2, GLEX_INT16},
+        {MPI_INTEGER4, GLEX_INT32}, {MPI_INTEGER8, GLEX_INT64},
+        {MPI_REAL, GLEX_FLOAT}, {MPI_REAL4, GLEX_FLOAT},
+        {MPI_DOUBLE_PRECISION, GLEX_DOUBLE}, {MPI_REAL8, GLEX_DOUBLE},
+        {MPI_2INTEGER, GLEX_2INT},
     };
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
         if (table[i].dt != dt)
