@@ -201,26 +201,18 @@ static double run_once(const opts_t *o, float *sb, float *rb, int count)
 
 static volatile double sink;
 
-/* busy work of about 'seconds', calibrated once */
+/* busy work for 'seconds' of wall-clock time, as OSU 5.x does it
+ * (do_compute_cpu: short kernels until their summed MPI_Wtime intervals
+ * reach the target; time the process spends preempted counts as compute) */
 static double compute_for(double seconds)
 {
-    static double per_unit; /* seconds per inner loop of 1000 */
-    if (per_unit == 0) {
-        double t0 = MPI_Wtime();
-        double x = 0;
-        for (int k = 0; k < 20000; k++)
-            for (int j = 0; j < 1000; j++)
-                x += j * 1e-9;
-        sink = x;
-        per_unit = (MPI_Wtime() - t0) / 20000;
-        if (per_unit <= 0)
-            per_unit = 1e-7;
-    }
-    long units = (long)(seconds / per_unit);
-    double t0 = MPI_Wtime(), x = 0;
-    for (long k = 0; k < units; k++)
-        for (int j = 0; j < 1000; j++)
+    double t0 = MPI_Wtime(), elapsed = 0, x = 0;
+    while (elapsed < seconds) {
+        double t1 = MPI_Wtime();
+        for (int j = 0; j < 200; j++)
             x += j * 1e-9;
+        elapsed += MPI_Wtime() - t1;
+    }
     sink = x;
     return MPI_Wtime() - t0;
 }

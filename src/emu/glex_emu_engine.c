@@ -1092,13 +1092,21 @@ void glex_vtime_reset(glex_fabric_t *f)
     glex_vt_host_zero(f);
 }
 
-/* after a post: the engine thread takes the new sequence up unless a host
- * that waits drives progress (it will see the sequence itself) */
+/* After a post that no waiting host drives: the host runs the engine once
+ * inline, as a NIC starts a descriptor when its doorbell is written (a
+ * message leaves without waking anyone); the engine thread is woken only
+ * for what is left (a task waiting for packets). */
 void glex_engine_kick(glex_fabric_t *f)
 {
     glex_engine_t *e = f->eng;
     if (atomic_load(&e->host_waiting))
         return;
+    if (pthread_mutex_trylock(&e->mu) == 0) {
+        progress_locked(f, e);
+        pthread_mutex_unlock(&e->mu);
+        if (!engine_has_work(f))
+            return;
+    }
     ring_engine(e);
     glex_ring_doorbell(f, f->node); /* an engine thread asleep on the doorbell */
 }

@@ -4,8 +4,12 @@
  * 256 bytes here) from this node's AM VP to the target's AM VP:
  *   EAGER  wire header + AM header + data, when all of it fits inline;
  *   LMT    wire header + AM header + the address of the data: the receiver
- *          reads the data with an RDMA-get descriptor (cross-memory attach)
- *          and answers with
+ *          hands the header to MPICH as an asynchronous rendezvous; once
+ *          the receive buffer is known (at once for a matched receive, at
+ *          MPI_Recv for an unexpected one) it reads the data with RDMA-get
+ *          descriptors (cross-memory attach) straight into that buffer
+ *          (contiguous, or a few large pieces; small pieces are read into
+ *          a bounce buffer and unpacked) and answers with
  *   ACK    which completes the sender's request.
  * The NIC model delivers a VP's MP descriptors in posting order, so
  * messages between two processes are never reordered (MPI's
@@ -191,10 +195,12 @@ int MPIDI_GLEX_am_isend_reply(MPIR_Comm * comm, int src_rank, int handler_id, co
                     count, datatype, src_vci, dst_vci, sreq);
 }
 
+static int lmt_recv(MPIR_Request * rreq);
+
+/* an unexpected rendezvous message: MPICH calls this once a receive matched it */
 MPIDIG_recv_data_copy_cb MPIDI_GLEX_am_get_data_copy_cb(uint32_t attr)
 {
-    (void) attr;
-    return NULL;
+    return (attr & MPIDIG_AM_ATTR__IS_RNDV) ? lmt_recv : NULL;
 }
 
 MPI_Aint MPIDI_GLEX_am_hdr_max_sz(void)
@@ -283,6 +289,63 @@ static int send_ack(uint32_t node, uint64_t cookie)
     return post(&d);
 }
 
+/* pieces of a non-contiguous receive buffer at least this long on average
+ * are read in place, one RDMA get each; smaller ones through a bounce buffer */
+#define LMT_IOV_MIN (16 * 1024)
+
+/* Read a rendezvous message's data into its receive buffer, acknowledge it
+ * to the sender and complete the receive (MPICH's target callback). */
+static int lmt_recv(MPIR_Request * rreq)
+{
+    int mpi_errno = MPI_SUCCESS;
+    uint32_t node = MPIDI_GLEX_AMREQ(rreq).lmt_node;
+    uint64_t addr = MPIDI_GLEX_AMREQ(rreq).lmt_addr;
+    MPI_Aint in_sz = MPIDIG_recv_in_data_sz(rreq);
+    int contig, gpu;
+    void *data;
+    MPI_Aint data_sz;   /* contiguous: bytes; else the number of iovecs */
+    MPIDIG_get_recv_data(&contig, &gpu, &data, &data_sz, rreq);
+    MPIDIG_recv_setup(rreq);    /* the status' count, or a truncation error */
+    if (contig) {
+        MPI_Aint n = MPL_MIN(in_sz, data_sz);
+        if (n)
+            mpi_errno = rdma_read(node, addr, data, (uint64_t) n);
+    } else {
+        struct iovec *iov = data;
+        MPI_Aint room = 0;
+        for (MPI_Aint i = 0; i < data_sz; i++)
+            room += (MPI_Aint) iov[i].iov_len;
+        MPI_Aint n = MPL_MIN(in_sz, room);
+        if (data_sz > 0 && n / data_sz >= LMT_IOV_MIN) {
+            MPI_Aint off = 0;
+            for (MPI_Aint i = 0; i < data_sz && off < n && !mpi_errno; i++) {
+                MPI_Aint len = MPL_MIN((MPI_Aint) iov[i].iov_len, n - off);
+                mpi_errno = rdma_read(node, addr + (uint64_t) off, iov[i].iov_base,
+                                      (uint64_t) len);
+                off += len;
+            }
+        } else if (n) {
+            void *bounce = MPL_malloc(n, MPL_MEM_BUFFER);
+            MPIR_ERR_CHKANDJUMP1(!bounce, mpi_errno, MPI_ERR_OTHER, "**nomem", "**nomem %d",
+                                 (int) n);
+            mpi_errno = rdma_read(node, addr, bounce, (uint64_t) n);
+            if (!mpi_errno)
+                MPIDIG_recv_copy_seg(bounce, n, rreq);
+            MPL_free(bounce);
+        }
+    }
+    MPIR_ERR_CHECK(mpi_errno);
+    mpi_errno = send_ack(node, MPIDI_GLEX_AMREQ(rreq).lmt_cookie);
+    MPIR_ERR_CHECK(mpi_errno);
+    mpi_errno = MPIDIG_REQUEST(rreq, req->target_cmpl_cb) (rreq);
+    MPIR_ERR_CHECK(mpi_errno);
+    MPID_Request_complete(rreq);
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
 static int handle(glex_rqe_t * e)
 {
     int mpi_errno = MPI_SUCCESS;
@@ -301,17 +364,24 @@ static int handle(glex_rqe_t * e)
                                                         (MPI_Aint) w.data_sz, attr, NULL);
             break;
         case WIRE_LMT:{
-                void *buf = MPL_malloc(w.data_sz, MPL_MEM_BUFFER);
-                MPIR_ERR_CHKANDJUMP1(!buf, mpi_errno, MPI_ERR_OTHER, "**nomem", "**nomem %d",
-                                     (int) w.data_sz);
-                mpi_errno = rdma_read(e->src_id, w.addr, buf, w.data_sz);
-                if (!mpi_errno)
-                    MPIDIG_global.target_msg_cbs[w.handler_id] (am_hdr, buf,
-                                                                (MPI_Aint) w.data_sz, attr,
-                                                                NULL);
-                MPL_free(buf);
+                MPIR_Request *rreq = NULL;
+                attr |= MPIDIG_AM_ATTR__IS_ASYNC | MPIDIG_AM_ATTR__IS_RNDV;
+                mpi_errno = MPIDIG_global.target_msg_cbs[w.handler_id] (am_hdr, NULL,
+                                                                        (MPI_Aint) w.data_sz,
+                                                                        attr, &rreq);
                 MPIR_ERR_CHECK(mpi_errno);
-                mpi_errno = send_ack(e->src_id, w.cookie);
+                if (!rreq) {    /* nothing to receive the data into */
+                    mpi_errno = send_ack(e->src_id, w.cookie);
+                    MPIR_ERR_CHECK(mpi_errno);
+                    break;
+                }
+                MPIDI_GLEX_AMREQ(rreq).lmt_node = e->src_id;
+                MPIDI_GLEX_AMREQ(rreq).lmt_addr = w.addr;
+                MPIDI_GLEX_AMREQ(rreq).lmt_cookie = w.cookie;
+                MPIR_cc_inc(rreq->cc_ptr);      /* ours until the data is in */
+                if (MPIDIG_recv_initialized(rreq))
+                    mpi_errno = lmt_recv(rreq);
+                /* else: an unexpected message, read once a receive matches it */
                 MPIR_ERR_CHECK(mpi_errno);
                 break;
             }

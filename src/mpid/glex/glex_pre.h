@@ -6,11 +6,15 @@
 
 #include <stdint.h>
 
-/* active-message send state, kept until the receiver acknowledges a
- * rendezvous (RDMA-read) transfer */
+/* active-message state: a send's, kept until the receiver acknowledges a
+ * rendezvous (RDMA-read) transfer; a receive's, where the rendezvous data
+ * is to be read from once the receive buffer is known */
 typedef struct {
     int handler_id;
     void *pack_buffer;   /* packed copy of non-contiguous data, or NULL */
+    uint32_t lmt_node;   /* receive: the sender's node */
+    uint64_t lmt_addr;   /* receive: where the sender's data is */
+    uint64_t lmt_cookie; /* receive: the sender's request, for the ACK */
 } MPIDI_GLEX_am_request_t;
 
 typedef struct {
