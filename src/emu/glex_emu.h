@@ -44,6 +44,8 @@ int glex_set_error(int code, const char *fmt, ...) __attribute__((format(printf,
  * every layer ---- */
 /* CLOCK_MONOTONIC in nanoseconds */
 uint64_t glex_now_ns(void);
+/* a cheap clock of a few ms resolution, for timeouts */
+uint64_t glex_coarse_ns(void);
 /* the variable's text, or NULL when it is unset or empty */
 const char *glex_env(const char *name);
 /* An unsigned integer in lo..hi into *out, left alone when the variable is

@@ -125,13 +125,19 @@ typedef enum {
     GLEX_NODE_DEAD = 3   /* attached, but its process is gone (computed, never stored) */
 } glex_node_state_t;
 
+/* Who writes what decides the cache lines: the owner's host and engine
+ * (DQ, CQ, counters), the other nodes' engines that deliver messages (the
+ * RQ's lock and tail) and the owner's host taking them (the RQ's head) each
+ * write a line of their own, so a message moves no line but the ones it
+ * must. */
 typedef struct glex_vp_shm {
-    _Atomic uint32_t open;
+    _Alignas(64) _Atomic uint32_t open;
     _Atomic uint32_t dq_head, dq_tail; /* host writes tail, engine advances head */
     _Atomic uint32_t cq_head, cq_tail; /* engine writes tail, host advances head */
-    glex_lock_t rq_lock;               /* many producers */
-    _Atomic uint32_t rq_head, rq_tail;
-    _Atomic uint64_t desc_posted, desc_executed, tasks_completed, tasks_failed;
+    _Alignas(64) glex_lock_t rq_lock;  /* many producers */
+    _Atomic uint32_t rq_tail;
+    _Alignas(64) _Atomic uint32_t rq_head; /* the owner's host */
+    _Alignas(64) _Atomic uint64_t desc_posted, desc_executed, tasks_completed, tasks_failed;
     _Atomic uint64_t packets_sent, packets_received, bytes_sent, bytes_received;
     _Atomic uint64_t trigger_waits, credit_stalls;
     _Atomic uint64_t alu_ops;

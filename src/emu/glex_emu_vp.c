@@ -224,6 +224,13 @@ int glex_vp_poll_rq(glex_vp_t *vp, glex_rqe_t *e)
                        offsetof(glex_rqe_t, vt));
     *e = vp->rq[head % depth];
     atomic_store_explicit(&s->rq_head, head + 1, memory_order_release);
+    /* the receiver's own line: the delivering engine writes none of it */
+    atomic_store_explicit(&s->packets_received,
+                          atomic_load_explicit(&s->packets_received, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+    atomic_store_explicit(&s->bytes_received,
+                          atomic_load_explicit(&s->bytes_received, memory_order_relaxed) + e->len,
+                          memory_order_relaxed);
     if (vp->f->p.vtime)
         glex_vt_host_took(vp->f, e->vt);
     return 1;

@@ -16,7 +16,7 @@ static int watch_peers(int work)
         g->idle_since_ns = 0;
         return MPI_SUCCESS;
     }
-    uint64_t now = glex_now_ns();
+    uint64_t now = glex_coarse_ns();
     if (!g->idle_since_ns) {
         g->idle_since_ns = now;
         return MPI_SUCCESS;
