@@ -65,13 +65,14 @@ done
 # MPI_Finalize counts offloaded calls (rank 0, MPI_COMM_WORLD, 4 ranks):
 # MPI_Allreduce 3 (two of real(8)/integer sums, the nonblocking one; the
 # logical MPI_LOR is not an ALU operation), MPI_Bcast 1
-offloaded() { # offloaded KIND: the calls the report gives for KIND on rank 0
-  sed -n "s/^glex: rank 0 comm context 0 size 4 rank 0: $1 [a-z_]* offload: \([0-9]*\) calls.*/\1/p" \
+offloaded() { # offloaded CONTEXT KIND: rank 0's offloaded calls of KIND on
+  # communicators whose context id matches CONTEXT (a sed pattern), summed
+  sed -n "s/^glex: rank 0 comm context $1 size 4 rank 0: $2 [a-z_]* offload: \([0-9]*\) calls.*/\1/p" \
     "$out/verbose.log" | awk '{ s += $1 } END { print s + 0 }'
 }
 if [ -x "$out/lang_f08" ] &&
    GLEX_VERBOSE=1 timeout "$limit" "$prefix/bin/mpiexec" -n 4 "$out/lang_f08" >"$out/verbose.log" 2>&1; then
-  ar=$(offloaded MPI_Allreduce) bc=$(offloaded MPI_Bcast)
+  ar=$(offloaded 0 MPI_Allreduce) bc=$(offloaded 0 MPI_Bcast)
   if [ "$ar" -eq 3 ] && [ "$bc" -eq 1 ]; then
     ok "lang_f08 -n 4: rank 0 offloaded $ar MPI_Allreduce and $bc MPI_Bcast calls (GLEX_VERBOSE=1)"
   else
@@ -84,14 +85,10 @@ fi
 # MPI-IO's collective buffering: ROMIO's collectives (on the communicator
 # it duplicates for the file, not MPI_COMM_WORLD) ran on the NIC model, and
 # the file checked out
-romio_calls() { # offloaded calls on rank 0 of communicators other than context 0
-  sed -n "s/^glex: rank 0 comm context 0x[0-9a-f]* size 4 rank 0: MPI_[A-Za-z]* [a-z_]* offload: \([0-9]*\) calls.*/\1/p" \
-    "$out/verbose.log" | awk '{ s += $1 } END { print s + 0 }'
-}
 if [ -x "$out/lang_mpiio" ] &&
    GLEX_VERBOSE=1 timeout "$limit" "$prefix/bin/mpiexec" -n 4 "$out/lang_mpiio" "$out/io.v.dat" \
      >"$out/verbose.log" 2>&1 && grep -q "file written and read back" "$out/verbose.log"; then
-  c=$(romio_calls)
+  c=$(offloaded '0x[0-9a-f]*' 'MPI_[A-Za-z]*')
   if [ "$c" -gt 0 ]; then
     ok "lang_mpiio -n 4: file checked; ROMIO's communicator ran $c collectives on the NIC model"
   else
