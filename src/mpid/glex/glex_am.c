@@ -3,6 +3,12 @@
  * Every message is one MP descriptor (inline payload <= GLEX_INLINE_MAX,
  * 256 bytes here) from this node's AM VP to the target's AM VP:
  *   EAGER  wire header + AM header + data, when all of it fits inline;
+ *   FRAG   up to FRAG_MAX bytes of contiguous or packed data that do not fit
+ *          one descriptor: the EAGER layout with the data's first bytes,
+ *          then CONT descriptors (a kind byte + data) with the rest, all
+ *          posted at once; the receiver reassembles per source (a VP's MP
+ *          descriptors are delivered in posting order) - a few 256-byte
+ *          packets cost less than a rendezvous's RDMA get and ACK;
  *   LMT    wire header + AM header + the address of the data: the receiver
  *          hands the header to MPICH as an asynchronous rendezvous; once
  *          the receive buffer is known (at once for a matched receive, at
@@ -18,7 +24,7 @@
 #include "glex_impl.h"
 #include <stdio.h>
 
-enum { WIRE_EAGER = 1, WIRE_LMT = 2, WIRE_ACK = 3 };
+enum { WIRE_EAGER = 1, WIRE_LMT = 2, WIRE_ACK = 3, WIRE_FRAG = 4, WIRE_CONT = 5 };
 
 typedef struct {
     uint8_t kind;
@@ -36,6 +42,18 @@ typedef struct {
 #define RQ_BATCH 64
 /* data up to this size goes without MPIDIG's RTS/CTS handshake */
 #define AM_EAGER_LIMIT (64 * 1024)
+/* data up to this size that does not fit one descriptor goes in fragments
+ * (FRAG + CONT descriptors) instead of a rendezvous */
+#define FRAG_MAX 2048
+#define FRAG_DESCS 16   /* at most this many descriptors a message */
+
+/* a FRAG message being reassembled: one per source node at most */
+typedef struct {
+    uint8_t *buf;       /* AM header, then the data */
+    wire_t w;
+    uint64_t have;      /* data bytes in */
+} frag_t;
+static frag_t *frags;   /* per source node, allocated at the first FRAG */
 
 /* Receive-queue entries taken off the NIC while this process could not post
  * (descriptor queue full); handled in order before the queue itself. */
@@ -91,6 +109,61 @@ static void mp_init(glex_desc_t * d, uint32_t node)
     d->dest_id = node;
 }
 
+/* post a FRAG message: *first (AM header in place, node set) gets the wire
+ * header and the first bytes, CONT descriptors the rest; one post, so no
+ * other message of this process comes between them */
+static int send_frags(const glex_desc_t * first, wire_t * w, MPI_Aint am_hdr_sz, const void *data,
+                      MPI_Aint count, MPI_Datatype datatype, int contig, MPI_Aint true_lb,
+                      MPI_Aint data_sz)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPI_Aint inline_max = MPIDI_GLEX_global.inline_max;
+    glex_desc_t d[FRAG_DESCS];
+    const uint8_t *src = (const uint8_t *) data + true_lb;
+    uint8_t *pack = NULL;
+    if (!contig) {
+        pack = MPL_malloc(data_sz, MPL_MEM_BUFFER);
+        MPIR_ERR_CHKANDJUMP1(!pack, mpi_errno, MPI_ERR_OTHER, "**nomem", "**nomem %d",
+                             (int) data_sz);
+        MPI_Aint packed = 0;
+        mpi_errno = MPIR_Typerep_pack(data, count, datatype, 0, pack, data_sz, &packed);
+        MPIR_ERR_CHECK(mpi_errno);
+        src = pack;
+    }
+    w->kind = WIRE_FRAG;
+    memcpy(&d[0], first, sizeof d[0]);
+    memcpy(d[0].data, w, WIRE_SZ);
+    MPI_Aint off = MPL_MIN(data_sz, inline_max - WIRE_SZ - am_hdr_sz);
+    memcpy(d[0].data + WIRE_SZ + am_hdr_sz, src, off);
+    d[0].inline_len = (uint16_t) (WIRE_SZ + am_hdr_sz + off);
+    size_t n = 1;
+    while (off < data_sz) {
+        MPIR_Assert(n < FRAG_DESCS);
+        MPI_Aint len = MPL_MIN(data_sz - off, inline_max - 1);
+        mp_init(&d[n], first->dest_id);
+        d[n].data[0] = WIRE_CONT;
+        memcpy(d[n].data + 1, src + off, len);
+        d[n].inline_len = (uint16_t) (1 + len);
+        off += len;
+        n++;
+    }
+    for (;;) {
+        int rc = glex_vp_post(MPIDI_GLEX_global.am_vp, d, n);
+        if (rc != GLEX_EAGAIN) {
+            if (rc)
+                mpi_errno = post_error(rc);
+            break;
+        }
+        glex_progress(MPIDI_GLEX_global.fabric);
+        hold_incoming();
+    }
+  fn_exit:
+    MPL_free(pack);
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
 static int send_msg(uint32_t node, int handler_id, const void *am_hdr, MPI_Aint am_hdr_sz,
                     const void *data, MPI_Aint count, MPI_Datatype datatype, int src_vci,
                     int dst_vci, MPIR_Request * sreq)
@@ -133,6 +206,14 @@ static int send_msg(uint32_t node, int handler_id, const void *am_hdr, MPI_Aint 
         MPIR_ERR_CHECK(mpi_errno);
         if (sreq)
             MPIDIG_global.origin_cbs[handler_id] (sreq);
+        goto fn_exit;
+    }
+
+    if (data_sz <= FRAG_MAX) {
+        mpi_errno = send_frags(&d, &w, am_hdr_sz, data, count, datatype, contig, true_lb,
+                               data_sz);
+        MPIR_ERR_CHECK(mpi_errno);
+        MPIDIG_global.origin_cbs[handler_id] (sreq);
         goto fn_exit;
     }
 
@@ -346,10 +427,73 @@ static int lmt_recv(MPIR_Request * rreq)
     goto fn_exit;
 }
 
+/* a FRAG or CONT descriptor; *done = 1 (and *out the reassembled message,
+ * freed by the caller) when its last byte is in */
+static int reassemble(const glex_rqe_t * e, frag_t ** out)
+{
+    int mpi_errno = MPI_SUCCESS;
+    *out = NULL;
+    if (!frags) {
+        frags = MPL_calloc(MPIR_Process.size, sizeof *frags, MPL_MEM_BUFFER);
+        MPIR_ERR_CHKANDJUMP1(!frags, mpi_errno, MPI_ERR_OTHER, "**nomem", "**nomem %d",
+                             (int) (MPIR_Process.size * sizeof *frags));
+    }
+    MPIR_ERR_CHKANDJUMP1(e->src_id >= (uint32_t) MPIR_Process.size, mpi_errno, MPI_ERR_INTERN,
+                         "**fail", "**fail %s", "ch4:glex: fragment from an unknown node");
+    frag_t *f = &frags[e->src_id];
+    const uint8_t *p;
+    uint64_t len;
+    if (e->data[0] == WIRE_FRAG) {
+        MPIR_ERR_CHKANDJUMP1(f->buf || e->len < WIRE_SZ, mpi_errno, MPI_ERR_INTERN, "**fail",
+                             "**fail %s", "ch4:glex: fragmented message out of order");
+        memcpy(&f->w, e->data, WIRE_SZ);
+        f->buf = MPL_malloc(f->w.am_hdr_sz + f->w.data_sz, MPL_MEM_BUFFER);
+        MPIR_ERR_CHKANDJUMP1(!f->buf, mpi_errno, MPI_ERR_OTHER, "**nomem", "**nomem %d",
+                             (int) (f->w.am_hdr_sz + f->w.data_sz));
+        memcpy(f->buf, e->data + WIRE_SZ, f->w.am_hdr_sz);
+        f->have = 0;
+        p = e->data + WIRE_SZ + f->w.am_hdr_sz;
+        len = e->len - WIRE_SZ - f->w.am_hdr_sz;
+    } else {
+        MPIR_ERR_CHKANDJUMP1(!f->buf, mpi_errno, MPI_ERR_INTERN, "**fail", "**fail %s",
+                             "ch4:glex: fragment without its first part");
+        p = e->data + 1;
+        len = e->len - 1u;
+    }
+    MPIR_ERR_CHKANDJUMP1(f->have + len > f->w.data_sz, mpi_errno, MPI_ERR_INTERN, "**fail",
+                         "**fail %s", "ch4:glex: fragmented message longer than announced");
+    memcpy(f->buf + f->w.am_hdr_sz + f->have, p, len);
+    f->have += len;
+    if (f->have == f->w.data_sz)
+        *out = f;
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
 static int handle(glex_rqe_t * e)
 {
     int mpi_errno = MPI_SUCCESS;
     wire_t w;
+    MPIR_ERR_CHKANDJUMP1(e->len < 1, mpi_errno, MPI_ERR_INTERN, "**fail", "**fail %s",
+                         "ch4:glex: empty active message");
+    if (e->data[0] == WIRE_FRAG || e->data[0] == WIRE_CONT) {
+        frag_t *f;
+        mpi_errno = reassemble(e, &f);
+        MPIR_ERR_CHECK(mpi_errno);
+        if (f) {
+            int a = 0;
+            MPIDIG_AM_ATTR_SET_VCIS(a, f->w.src_vci, f->w.dst_vci);
+            uint8_t *buf = f->buf;
+            f->buf = NULL;  /* the next message from this source may start inside the handler */
+            mpi_errno = MPIDIG_global.target_msg_cbs[f->w.handler_id] (buf, buf + f->w.am_hdr_sz,
+                                                                       (MPI_Aint) f->w.data_sz,
+                                                                       a, NULL);
+            MPL_free(buf);
+        }
+        goto fn_exit;
+    }
     MPIR_ERR_CHKANDJUMP1(e->len < WIRE_SZ, mpi_errno, MPI_ERR_INTERN, "**fail", "**fail %s",
                          "ch4:glex: short active message");
     memcpy(&w, e->data, WIRE_SZ);
