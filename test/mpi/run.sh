@@ -217,10 +217,12 @@ counts 5 host-based GLEX_ALLREDUCE_ALGO=host GLEX_REDUCE_ALGO=host GLEX_BCAST_AL
 # glex-info --job on a running default-settings job: the collective VP's
 # executed descriptors rise between two looks
 job="" a="" b=""
+jobs_of_user() { "$prefix/bin/glex-info" --list | sed -n 's/.*(job \(mpi-.*\))$/\1/p' | sort; }
+jobs_of_user >"$out/jobs.before" # other jobs of this user (another test run) are not ours
 env timeout "$limit" "$prefix/bin/mpiexec" -n 2 "$out/nic_counts" 1000000 >"$out/log" 2>&1 &
 bg=$!
 for i in $(seq 100); do
-  job=$("$prefix/bin/glex-info" --list | sed -n 's/.*(job \(mpi-.*\))$/\1/p' | head -1)
+  job=$(jobs_of_user | comm -13 "$out/jobs.before" - | head -1)
   [ -n "$job" ] && break
   sleep 0.1
 done

@@ -109,6 +109,32 @@ static void mp_init(glex_desc_t * d, uint32_t node)
     d->dest_id = node;
 }
 
+/* a message's bytes: in place when contiguous, else a packed copy (*pack,
+ * the caller's to free; NULL when none) */
+static int message_bytes(const void *data, MPI_Aint count, MPI_Datatype datatype, int contig,
+                         MPI_Aint true_lb, MPI_Aint data_sz, const void **src, void **pack)
+{
+    int mpi_errno = MPI_SUCCESS;
+    *pack = NULL;
+    *src = (const char *) data + true_lb;
+    if (contig)
+        return MPI_SUCCESS;
+    void *p = MPL_malloc(data_sz, MPL_MEM_BUFFER);
+    MPIR_ERR_CHKANDJUMP1(!p, mpi_errno, MPI_ERR_OTHER, "**nomem", "**nomem %d", (int) data_sz);
+    MPI_Aint packed = 0;
+    mpi_errno = MPIR_Typerep_pack(data, count, datatype, 0, p, data_sz, &packed);
+    if (mpi_errno) {
+        MPL_free(p);
+        goto fn_fail;
+    }
+    *pack = p;
+    *src = p;
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
 /* post a FRAG message: *first (AM header in place, node set) gets the wire
  * header and the first bytes, CONT descriptors the rest; one post, so no
  * other message of this process comes between them */
@@ -119,17 +145,10 @@ static int send_frags(const glex_desc_t * first, wire_t * w, MPI_Aint am_hdr_sz,
     int mpi_errno = MPI_SUCCESS;
     MPI_Aint inline_max = MPIDI_GLEX_global.inline_max;
     glex_desc_t d[FRAG_DESCS];
-    const uint8_t *src = (const uint8_t *) data + true_lb;
-    uint8_t *pack = NULL;
-    if (!contig) {
-        pack = MPL_malloc(data_sz, MPL_MEM_BUFFER);
-        MPIR_ERR_CHKANDJUMP1(!pack, mpi_errno, MPI_ERR_OTHER, "**nomem", "**nomem %d",
-                             (int) data_sz);
-        MPI_Aint packed = 0;
-        mpi_errno = MPIR_Typerep_pack(data, count, datatype, 0, pack, data_sz, &packed);
-        MPIR_ERR_CHECK(mpi_errno);
-        src = pack;
-    }
+    const void *src;
+    void *pack;
+    mpi_errno = message_bytes(data, count, datatype, contig, true_lb, data_sz, &src, &pack);
+    MPIR_ERR_CHECK(mpi_errno);
     w->kind = WIRE_FRAG;
     memcpy(&d[0], first, sizeof d[0]);
     memcpy(d[0].data, w, WIRE_SZ);
@@ -142,7 +161,7 @@ static int send_frags(const glex_desc_t * first, wire_t * w, MPI_Aint am_hdr_sz,
         MPI_Aint len = MPL_MIN(data_sz - off, inline_max - 1);
         mp_init(&d[n], first->dest_id);
         d[n].data[0] = WIRE_CONT;
-        memcpy(d[n].data + 1, src + off, len);
+        memcpy(d[n].data + 1, (const uint8_t *) src + off, len);
         d[n].inline_len = (uint16_t) (1 + len);
         off += len;
         n++;
@@ -218,17 +237,10 @@ static int send_msg(uint32_t node, int handler_id, const void *am_hdr, MPI_Aint 
     }
 
     /* rendezvous: the receiver reads the data from here */
-    const void *src = (const char *) data + true_lb;
-    void *pack = NULL;
-    if (!contig) {
-        pack = MPL_malloc(data_sz, MPL_MEM_BUFFER);
-        MPIR_ERR_CHKANDJUMP1(!pack, mpi_errno, MPI_ERR_OTHER, "**nomem", "**nomem %d",
-                             (int) data_sz);
-        MPI_Aint packed = 0;
-        mpi_errno = MPIR_Typerep_pack(data, count, datatype, 0, pack, data_sz, &packed);
-        MPIR_ERR_CHECK(mpi_errno);
-        src = pack;
-    }
+    const void *src;
+    void *pack;
+    mpi_errno = message_bytes(data, count, datatype, contig, true_lb, data_sz, &src, &pack);
+    MPIR_ERR_CHECK(mpi_errno);
     MPIDI_GLEX_AMREQ(sreq).handler_id = handler_id;
     MPIDI_GLEX_AMREQ(sreq).pack_buffer = pack;
     w.kind = WIRE_LMT;
