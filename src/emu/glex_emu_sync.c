@@ -18,24 +18,21 @@
 #define glex_cpu_relax() sched_yield()
 #endif
 
-uint64_t glex_now_ns(void)
+static uint64_t clock_ns(clockid_t id)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(id, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
+
+uint64_t glex_now_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
 
 /* The clock of timeouts (GLEX_TIMEOUT, stall checks: milliseconds and up),
  * read on every engine pass and idle progress call: the kernel's tick
  * (CLOCK_MONOTONIC_COARSE, a few ms resolution) costs a memory read where
  * the precise clock costs a timestamp-counter read (a tenth of a small
  * message's time in a VM). */
-uint64_t glex_coarse_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+uint64_t glex_coarse_ns(void) { return clock_ns(CLOCK_MONOTONIC_COARSE); }
 
 void glex_futex_wait(_Atomic uint32_t *w, uint32_t val, int timeout_ms, bool shared)
 {

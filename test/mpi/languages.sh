@@ -70,8 +70,12 @@ offloaded() { # offloaded CONTEXT KIND: rank 0's offloaded calls of KIND on
   sed -n "s/^glex: rank 0 comm context $1 size 4 rank 0: $2 [a-z_]* offload: \([0-9]*\) calls.*/\1/p" \
     "$out/verbose.log" | awk '{ s += $1 } END { print s + 0 }'
 }
-if [ -x "$out/lang_f08" ] &&
-   GLEX_VERBOSE=1 timeout "$limit" "$prefix/bin/mpiexec" -n 4 "$out/lang_f08" >"$out/verbose.log" 2>&1; then
+verbose_run() { # verbose_run PROG ARGS...: PROG at 4 ranks with GLEX_VERBOSE=1 into verbose.log
+  [ -x "$out/$1" ] || return 1
+  prog=$out/$1; shift
+  GLEX_VERBOSE=1 timeout "$limit" "$prefix/bin/mpiexec" -n 4 "$prog" "$@" >"$out/verbose.log" 2>&1
+}
+if verbose_run lang_f08; then
   ar=$(offloaded 0 MPI_Allreduce) bc=$(offloaded 0 MPI_Bcast)
   if [ "$ar" -eq 3 ] && [ "$bc" -eq 1 ]; then
     ok "lang_f08 -n 4: rank 0 offloaded $ar MPI_Allreduce and $bc MPI_Bcast calls (GLEX_VERBOSE=1)"
@@ -85,9 +89,8 @@ fi
 # MPI-IO's collective buffering: ROMIO's collectives (on the communicator
 # it duplicates for the file, not MPI_COMM_WORLD) ran on the NIC model, and
 # the file checked out
-if [ -x "$out/lang_mpiio" ] &&
-   GLEX_VERBOSE=1 timeout "$limit" "$prefix/bin/mpiexec" -n 4 "$out/lang_mpiio" "$out/io.v.dat" \
-     >"$out/verbose.log" 2>&1 && grep -q "file written and read back" "$out/verbose.log"; then
+if verbose_run lang_mpiio "$out/io.v.dat" &&
+   grep -q "file written and read back" "$out/verbose.log"; then
   c=$(offloaded '0x[0-9a-f]*' 'MPI_[A-Za-z]*')
   if [ "$c" -gt 0 ]; then
     ok "lang_mpiio -n 4: file checked; ROMIO's communicator ran $c collectives on the NIC model"

@@ -116,23 +116,27 @@ else
   notok "GLEX_ALLREDUCE_ALGO=fastest: message missing"; tail "$out/log" | sed 's/^/# /'
 fi
 
-# the OSU-compatible benchmark (bench/glex_osu.c) with every result checked
-# (-v), sizes across the mailbox/RDMA boundary, few iterations
-if "$prefix/bin/mpicc" -std=c11 -O2 -Wall -Wextra -Werror -o "$out/glex-osu" \
-     "$src/bench/glex_osu.c" >"$out/osu.cc" 2>&1; then
-  ok "compile bench/glex_osu.c with $prefix/bin/mpicc"
-else
-  notok "compile bench/glex_osu.c"; sed 's/^/# /' "$out/osu.cc"
-fi
+# the benchmarks, built with the installed mpicc: the OSU-compatible ones
+# (bench/glex_osu.c, bench/glex_osu_p2p.c) and the MD proxy (bench/glex_md.c)
+for b in glex_osu glex_osu_p2p glex_md; do
+  if "$prefix/bin/mpicc" -std=c11 -O2 -Wall -Wextra -Werror -o "$out/$b" "$src/bench/$b.c" -lm \
+       >"$out/$b.cc" 2>&1; then
+    ok "compile bench/$b.c with $prefix/bin/mpicc"
+  else
+    notok "compile bench/$b.c"; sed 's/^/# /' "$out/$b.cc"
+  fi
+done
+# glex_osu with every result checked (-v), sizes across the mailbox/RDMA
+# boundary, few iterations
 osu="-v -m 4:1048576 -i 3 -x 1 -I 2 -X 1 -f"
 for c in $osu_colls; do
   # shellcheck disable=SC2086
-  run "glex-osu -c $c (default: the NIC model)" 3 -- "$out/glex-osu" -c $c $osu
+  run "glex-osu -c $c (default: the NIC model)" 3 -- "$out/glex_osu" -c $c $osu
   run "glex-osu -c $c GLEX_*_ALGO=direct" 3 GLEX_ALLREDUCE_ALGO=direct GLEX_REDUCE_ALGO=direct \
-    GLEX_BCAST_ALGO=direct GLEX_BARRIER_ALGO=direct -- "$out/glex-osu" -c $c $osu
+    GLEX_BCAST_ALGO=direct GLEX_BARRIER_ALGO=direct -- "$out/glex_osu" -c $c $osu
 done
 # -b: the barrier after each call timed too, its column and the sum printed
-if timeout "$limit" "$prefix/bin/mpiexec" -n 3 "$out/glex-osu" -c reduce -b -v -m 4:65536 -i 3 -x 1 \
+if timeout "$limit" "$prefix/bin/mpiexec" -n 3 "$out/glex_osu" -c reduce -b -v -m 4:65536 -i 3 -x 1 \
      -I 2 -X 1 >"$out/log" 2>&1 &&
    grep -q "Barrier(us) *Sum(us)" "$out/log" &&
    awk '/^  [0-9]/ { n++; if (NF != 4 || $4 + 0 < $3 + 0) bad = 1 } END { exit !(n == 15 && !bad) }' \
@@ -144,14 +148,6 @@ fi
 # point-to-point (bench/glex_osu_p2p.c): every size from 0 B to 1 MiB across
 # the eager / rendezvous boundary, windows of 64 in flight, both directions,
 # pairs at once; every received buffer checked (-v)
-for b in glex_osu_p2p glex_md; do
-  if "$prefix/bin/mpicc" -std=c11 -O2 -Wall -Wextra -Werror -o "$out/$b" "$src/bench/$b.c" -lm \
-       >"$out/$b.cc" 2>&1; then
-    ok "compile bench/$b.c with $prefix/bin/mpicc"
-  else
-    notok "compile bench/$b.c"; sed 's/^/# /' "$out/$b.cc"
-  fi
-done
 p2p="-v -m 0:1048576 -i 20 -x 2 -I 3 -X 1"
 for t in latency bw bibw; do
   # shellcheck disable=SC2086
@@ -175,7 +171,7 @@ for np in 1 2 3; do
 done
 # nonblocking calls that name the direct path run the engine (right results)
 run "glex-osu -c iallreduce with GLEX_ALLREDUCE_ALGO=direct" 4 GLEX_ALLREDUCE_ALGO=direct -- \
-  "$out/glex-osu" -c iallreduce $osu
+  "$out/glex_osu" -c iallreduce $osu
 # every wait sleeps at once (what auto does above 12 processes per CPU):
 # each wake-up goes through the host bell, results stay right
 run coll_ops 8 GLEX_SPIN_US=0 GLEX_YIELD_US=0 -- "$out/coll_ops" quick

@@ -85,13 +85,14 @@ static void hold_incoming(void)
     MPL_free(h);
 }
 
-/* post one descriptor on the AM VP; while the descriptor queue is full, run
- * the engine and take incoming messages aside (so two processes flooding each
- * other cannot deadlock) */
-static int post(const glex_desc_t *d)
+/* post n descriptors on the AM VP at once (nothing of this process comes
+ * between them); while the descriptor queue is full, run the engine and take
+ * incoming messages aside (so two processes flooding each other cannot
+ * deadlock) */
+static int post(const glex_desc_t *d, size_t n)
 {
     for (;;) {
-        int rc = glex_vp_post(MPIDI_GLEX_global.am_vp, d, 1);
+        int rc = glex_vp_post(MPIDI_GLEX_global.am_vp, d, n);
         if (rc != GLEX_EAGAIN)
             return rc ? post_error(rc) : MPI_SUCCESS;
         glex_progress(MPIDI_GLEX_global.fabric);
@@ -136,8 +137,7 @@ static int message_bytes(const void *data, MPI_Aint count, MPI_Datatype datatype
 }
 
 /* post a FRAG message: *first (AM header in place, node set) gets the wire
- * header and the first bytes, CONT descriptors the rest; one post, so no
- * other message of this process comes between them */
+ * header and the first bytes, CONT descriptors the rest, in one post */
 static int send_frags(const glex_desc_t * first, wire_t * w, MPI_Aint am_hdr_sz, const void *data,
                       MPI_Aint count, MPI_Datatype datatype, int contig, MPI_Aint true_lb,
                       MPI_Aint data_sz)
@@ -166,16 +166,7 @@ static int send_frags(const glex_desc_t * first, wire_t * w, MPI_Aint am_hdr_sz,
         off += len;
         n++;
     }
-    for (;;) {
-        int rc = glex_vp_post(MPIDI_GLEX_global.am_vp, d, n);
-        if (rc != GLEX_EAGAIN) {
-            if (rc)
-                mpi_errno = post_error(rc);
-            break;
-        }
-        glex_progress(MPIDI_GLEX_global.fabric);
-        hold_incoming();
-    }
+    mpi_errno = post(d, n);
   fn_exit:
     MPL_free(pack);
     return mpi_errno;
@@ -221,7 +212,7 @@ static int send_msg(uint32_t node, int handler_id, const void *am_hdr, MPI_Aint 
         }
         memcpy(d.data, &w, WIRE_SZ);
         d.inline_len = (uint16_t) (WIRE_SZ + am_hdr_sz + data_sz);
-        mpi_errno = post(&d);
+        mpi_errno = post(&d, 1);
         MPIR_ERR_CHECK(mpi_errno);
         if (sreq)
             MPIDIG_global.origin_cbs[handler_id] (sreq);
@@ -248,7 +239,7 @@ static int send_msg(uint32_t node, int handler_id, const void *am_hdr, MPI_Aint 
     w.cookie = (uint64_t) (uintptr_t) sreq;
     memcpy(d.data, &w, WIRE_SZ);
     d.inline_len = (uint16_t) (WIRE_SZ + am_hdr_sz);
-    mpi_errno = post(&d);
+    mpi_errno = post(&d, 1);
     MPIR_ERR_CHECK(mpi_errno);
 
   fn_exit:
@@ -357,7 +348,7 @@ static int rdma_read(uint32_t node, uint64_t remote, void *local, uint64_t len)
     d.local_addr = (uint64_t) (uintptr_t) local;
     d.remote_addr = remote;
     d.cookie = ++seq;
-    int mpi_errno = post(&d);
+    int mpi_errno = post(&d, 1);
     if (mpi_errno)
         return mpi_errno;
     for (;;) {
@@ -379,7 +370,7 @@ static int send_ack(uint32_t node, uint64_t cookie)
     wire_t w = {.kind = WIRE_ACK,.cookie = cookie };
     memcpy(d.data, &w, WIRE_SZ);
     d.inline_len = (uint16_t) WIRE_SZ;
-    return post(&d);
+    return post(&d, 1);
 }
 
 /* pieces of a non-contiguous receive buffer at least this long on average
@@ -439,8 +430,8 @@ static int lmt_recv(MPIR_Request * rreq)
     goto fn_exit;
 }
 
-/* a FRAG or CONT descriptor; *done = 1 (and *out the reassembled message,
- * freed by the caller) when its last byte is in */
+/* take a FRAG or CONT descriptor; *out is the source's reassembly (its buf
+ * the caller's to free) once the message's last byte is in, else NULL */
 static int reassemble(const glex_rqe_t * e, frag_t ** out)
 {
     int mpi_errno = MPI_SUCCESS;
