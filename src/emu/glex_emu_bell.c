@@ -89,7 +89,7 @@ static uint32_t per_cpu(const glex_fabric_t *f)
 
 int glex_spin_us(const glex_fabric_t *f)
 {
-    return f->p.spin_us >= 0 ? f->p.spin_us : per_cpu(f) > 1 ? 0 : 50;
+    return f->p.spin_us >= 0 ? f->p.spin_us : per_cpu(f) > 1 ? 0 : 200;
 }
 
 int glex_yield_us(const glex_fabric_t *f)

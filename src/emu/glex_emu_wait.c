@@ -8,7 +8,10 @@
 #include <sched.h>
 
 /* Wait for done(arg) while driving progress; spins up to GLEX_SPIN_US, polls
- * with sched_yield up to GLEX_YIELD_US more, then blocks. */
+ * with sched_yield up to GLEX_YIELD_US more, then blocks.  Both windows count
+ * from the last progress this host saw, not from the start of the wait: a
+ * long transfer that keeps moving (a pulsed reduction) is never put to sleep
+ * between its pulses. */
 int glex_wait_until(glex_fabric_t *f, int (*done)(void *), void *arg, int timeout_ms)
 {
     return glex_wait_until_flags(f, done, arg, timeout_ms, 0);
@@ -21,7 +24,8 @@ int glex_wait_until_flags(glex_fabric_t *f, int (*done)(void *), void *arg, int 
         return GLEX_OK;
     uint64_t spin_ns = (uint64_t)glex_spin_us(f) * 1000ull;
     uint64_t yield_ns = spin_ns + (uint64_t)glex_yield_us(f) * 1000ull;
-    uint64_t start = glex_now_ns();
+    uint64_t start = glex_now_ns(), idle = start;
+    int moved = 0;
     uint64_t end = timeout_ms < 0 ? UINT64_MAX : start + (uint64_t)timeout_ms * 1000000ull;
     int rc = GLEX_OK;
     glex_node_shm_t *n = glex_node_shm(f, f->node);
@@ -31,8 +35,10 @@ int glex_wait_until_flags(glex_fabric_t *f, int (*done)(void *), void *arg, int 
         glex_host_wait_begin(f);
     while (!done(arg)) {
         uint32_t token = glex_host_token(f);
-        if (drive && glex_progress(f))
+        if (drive && glex_progress(f)) {
+            moved = 1;
             continue;
+        }
         if (done(arg))
             break;
         uint64_t now = glex_now_ns();
@@ -40,9 +46,13 @@ int glex_wait_until_flags(glex_fabric_t *f, int (*done)(void *), void *arg, int 
             rc = GLEX_ETIMEDOUT;
             break;
         }
-        if (now - start < spin_ns)
+        if (moved) { /* the windows restart at the last progress */
+            idle = now;
+            moved = 0;
+        }
+        if (now - idle < spin_ns)
             continue;
-        if (now - start < yield_ns) { /* let the processes sharing this core run */
+        if (now - idle < yield_ns) { /* let the processes sharing this core run */
             sched_yield();
             continue;
         }
