@@ -13,6 +13,13 @@
  *     concurrent bcasts (double tree) or reduces (Rabenseifner) on N nodes,
  *     per message size; completion from the last call until the last finish,
  *     and the hash buffer's peak use.
+ *   mcast: one bcast from node 0 on N nodes by binomial tree, double tree
+ *     and multicast in the modeled routers (doc/multicast.md), every node
+ *     calling at virtual time 0; completion: the last node has the data.
+ *   mcast-flits: an all-to-all of M packets (each node multicasts M packets
+ *     to the others in turn); head flits injected and link crossings, from
+ *     the routers' counters, set-up packets included, against the
+ *     multi-head scheme where every packet carries N-1 heads.
  * Every result is checked.  See --help. */
 #define _GNU_SOURCE
 #include "glex_coll.h"
@@ -30,6 +37,7 @@
 #define MAX_NODES 1024
 
 typedef struct {
+    glex_link_stats_t inj[2], all[2]; /* mcast-flits: before and after (node 0 reads) */
     double done_ns[MAX_NODES];  /* each node's host clock when it had the result */
     double start_ns[MAX_NODES]; /* paper-b: when it called */
     double util[MAX_NODES];     /* paper-b: its units' peak hash-buffer use, 0..1 */
@@ -41,13 +49,21 @@ static void usage(FILE *o)
     fprintf(o,
             "usage: glex-vtime paper-a [-n NODES] [-b BYTES] [-m offload|host|both] [--csv]\n"
             "       glex-vtime paper-b [-n NODES] [-c bcast|reduce] [-t TASKS] [-s MIN:MAX]\n"
+            "       glex-vtime mcast [-n NODES] [-s MIN:MAX]\n"
+            "       glex-vtime mcast-flits [-n NODES] [-p PACKETS]\n"
             "  paper-a       the first paper's reduce of doubles: counter-triggered flat\n"
             "                reduce + result sent to every leaf (offload) against the\n"
             "                hosts doing it with messages (host); modeled completion, us\n"
             "  paper-b       T concurrent bcasts (double tree) or reduces (Rabenseifner),\n"
             "                offload against host-based per size: modeled completion, the\n"
             "                speedup, the hash buffer's peak use\n"
+            "  mcast         one bcast from node 0: binomial, double tree and multicast in\n"
+            "                the routers (doc/multicast.md); modeled completion, us\n"
+            "  mcast-flits   all-to-all of P packets by multicast: head flits injected\n"
+            "                and link crossings (the routers' counters) against the\n"
+            "                multi-head scheme (N-1 heads a packet)\n"
             "  -n NODES      processes, one a node: 2..%d (paper-a 16, paper-b 16)\n"
+            "  -p PACKETS    mcast-flits: packets each node multicasts, 1..4096 (16)\n"
             "  -b BYTES      paper-a: bytes of doubles, 8..192, 48 a descriptor (16)\n"
             "  -m MODE       paper-a: offload, host or both (both)\n"
             "  -c COLL       paper-b: bcast or reduce (bcast)\n"
@@ -278,6 +294,9 @@ typedef struct {
     glex_coll_kind_t kind;
     int tasks, host;
     uint64_t bytes;
+    glex_algo_t algo; /* AUTO: the paper's (double tree, Rabenseifner) */
+    int flits;        /* mcast-flits: every node multicasts in turn */
+    int warm;         /* one untimed call first (a multicast group's set-up) */
 } pb_t;
 
 static int paper_b_node(int n, int rank, const pb_t *c, shared_t *sh, const char *job)
@@ -299,8 +318,58 @@ static int paper_b_node(int n, int rank, const pb_t *c, shared_t *sh, const char
     if (!rc && !buf)
         rc = glex_set_error(GLEX_ENOMEM, "out of memory");
     glex_coll_args_t bar = { .kind = GLEX_COLL_BARRIER };
+    if (!rc && c->warm) {
+        glex_coll_args_t a = { .kind = c->kind, .algo = c->algo, .count = count,
+                               .type = GLEX_DOUBLE, .op = GLEX_OP_SUM, .root = 0,
+                               .sendbuf = buf, .recvbuf = buf + count };
+        if (c->kind == GLEX_COLL_BCAST)
+            a.recvbuf = buf;
+        rc = glex_coll_run(g, &a);
+    }
     if (!rc)
         rc = glex_coll_run(sync, &bar);
+    if (!rc && c->flits) { /* every node multicasts c->bytes in turn, checked */
+        if (rank == 0)
+            glex_net_totals(f, &sh->inj[0], &sh->all[0]);
+        rc = glex_coll_run(sync, &bar);
+        for (int root = 0; !rc && root < n; root++) {
+            for (uint64_t i = 0; i < count; i++)
+                buf[i] = rank == root ? (double)(root + i % 7) : -1;
+            glex_coll_args_t a = { .kind = GLEX_COLL_BCAST, .algo = GLEX_ALGO_MULTICAST,
+                                   .count = count, .type = GLEX_DOUBLE, .root = (uint32_t)root,
+                                   .recvbuf = buf };
+            glex_req_t *r = NULL;
+            rc = glex_coll_start(g, &a, &r);
+            if (!rc && glex_coll_req_algo(r) != GLEX_ALGO_MULTICAST)
+                rc = glex_set_error(GLEX_EINVAL, "the group's multicast tree was not created");
+            if (r) {
+                int w = glex_coll_wait(r);
+                rc = rc ? rc : w;
+                glex_coll_req_free(r);
+            }
+            for (uint64_t i = 0; !rc && i < count; i++)
+                if (buf[i] != (double)(root + i % 7))
+                    rc = glex_set_error(GLEX_EINVAL, "root %d element %llu is %g", root,
+                                        (unsigned long long)i, buf[i]);
+        }
+        if (!rc)
+            rc = glex_coll_run(sync, &bar);
+        if (!rc && rank == 0)
+            glex_net_totals(f, &sh->inj[1], &sh->all[1]);
+        if (!rc)
+            rc = glex_coll_run(sync, &bar);
+        if (rc) {
+            fprintf(stderr, "glex-vtime mcast-flits node %d: %s\n", rank, glex_last_error());
+            sh->bad[rank] = 1;
+        }
+        free(buf);
+        glex_group_free(g);
+        glex_group_free(sync);
+        glex_fabric_close(f);
+        return rc ? 1 : 0;
+    }
+    if (!rc && c->warm) /* every clock at 0: the bcast starts everywhere at once */
+        glex_vtime_reset(f);
     double t0 = glex_vtime_host_ns(f);
     for (int k = 0; !rc && k < c->tasks; k++) {
         double *in = buf + (size_t)k * 2 * count, *out = in + count;
@@ -309,8 +378,9 @@ static int paper_b_node(int n, int rank, const pb_t *c, shared_t *sh, const char
                                                : (double)(rank + k + i % 5);
         glex_coll_args_t a = { .kind = c->kind, .host_mode = c->host, .count = count,
                                .type = GLEX_DOUBLE, .op = GLEX_OP_SUM, .root = 0,
-                               .algo = c->kind == GLEX_COLL_BCAST ? GLEX_ALGO_DOUBLE_TREE
-                                                                  : GLEX_ALGO_RABENSEIFNER };
+                               .algo = c->algo ? c->algo
+                                       : c->kind == GLEX_COLL_BCAST ? GLEX_ALGO_DOUBLE_TREE
+                                                                    : GLEX_ALGO_RABENSEIFNER };
         if (c->kind == GLEX_COLL_BCAST)
             a.recvbuf = in;
         else
@@ -443,7 +513,7 @@ static int paper_b(int n, glex_coll_kind_t kind, int tasks, uint64_t lo, uint64_
     for (uint64_t b = lo; b <= hi; b *= 2) {
         double us[2], util = 0;
         for (int host = 1; host >= 0; host--) {
-            pb_t c = { kind, tasks, host, b };
+            pb_t c = { kind, tasks, host, b, GLEX_ALGO_AUTO, 0, 0 };
             if (run_nodes(n, sh, pb_node, &c))
                 return 1;
             us[host] = (max_of(sh->done_ns, n) - max_of(sh->start_ns, n)) / 1000.0;
@@ -457,6 +527,48 @@ static int paper_b(int n, glex_coll_kind_t kind, int tasks, uint64_t lo, uint64_
     return 0;
 }
 
+static int mcast(int n, uint64_t lo, uint64_t hi, shared_t *sh)
+{
+    static const glex_algo_t algos[3] = { GLEX_ALGO_BINOMIAL, GLEX_ALGO_DOUBLE_TREE,
+                                          GLEX_ALGO_MULTICAST };
+    printf("# mcast: bcast from node 0, %d nodes, every node calling at 0; modeled completion "
+           "(the last node has the data), us\n", n);
+    printf("%-10s %12s %12s %12s\n", "bytes", "binomial", "double_tree", "multicast");
+    for (uint64_t b = lo; b <= hi; b *= 2) {
+        double us[3];
+        for (int i = 0; i < 3; i++) {
+            pb_t c = { GLEX_COLL_BCAST, 1, 0, b, algos[i], 0, 1 };
+            if (run_nodes(n, sh, pb_node, &c))
+                return 1;
+            us[i] = (max_of(sh->done_ns, n) - max_of(sh->start_ns, n)) / 1000.0;
+        }
+        printf("%-10llu %12.3f %12.3f %12.3f\n", (unsigned long long)b, us[0], us[1], us[2]);
+        fflush(stdout);
+    }
+    return 0;
+}
+
+static int mcast_flits(int n, int packets, shared_t *sh)
+{
+    const char *s = getenv("GLEX_INLINE_MAX");
+    uint64_t pkt = s ? (uint64_t)atoi(s) : 48, bytes = (uint64_t)packets * pkt / 8 * 8;
+    pb_t c = { GLEX_COLL_BCAST, 1, 0, bytes, GLEX_ALGO_MULTICAST, 1, 0 };
+    if (run_nodes(n, sh, pb_node, &c))
+        return 1;
+    uint64_t m = (uint64_t)packets, nn = (uint64_t)n;
+    uint64_t inj = sh->inj[1].head_flits - sh->inj[0].head_flits;
+    uint64_t all = sh->all[1].head_flits - sh->all[0].head_flits;
+    printf("mcast-flits: %d nodes, each multicasts %d packets of %llu bytes to the others\n", n,
+           packets, (unsigned long long)pkt);
+    printf("  multicast (one head a packet, copied in the routers): %llu head flits injected "
+           "(M*N = %llu, the rest the group's set-up), %llu link crossings\n",
+           (unsigned long long)inj, (unsigned long long)(m * nn), (unsigned long long)all);
+    printf("  multi-head (every packet names its N-1 destinations): %llu head flits injected "
+           "(M*N*(N-1)); %.1fx ours\n", (unsigned long long)(m * nn * (nn - 1)),
+           (double)(m * nn * (nn - 1)) / (double)(inj ? inj : 1));
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
@@ -465,19 +577,28 @@ int main(int argc, char **argv)
     }
     const char *what = argv[1];
     int is_a = !strcmp(what, "paper-a"), is_b = !strcmp(what, "paper-b");
-    if (!is_a && !is_b) {
-        fprintf(stderr, "glex-vtime: '%s': allowed paper-a or paper-b (see --help)\n", what);
+    int is_m = !strcmp(what, "mcast"), is_f = !strcmp(what, "mcast-flits");
+    if (!is_a && !is_b && !is_m && !is_f) {
+        fprintf(stderr, "glex-vtime: '%s': allowed paper-a, paper-b, mcast or mcast-flits (see "
+                        "--help)\n", what);
         return 2;
     }
     static const struct option lo[] = { { "csv", no_argument, 0, 'C' },
                                          { "help", no_argument, 0, 'h' },
                                          { 0, 0, 0, 0 } };
-    int n = 16, bytes = 16, modes = 3, csv = 0, tasks = 1, c;
+    int n = 16, bytes = 16, modes = 3, csv = 0, tasks = 1, packets = 16, c;
     glex_coll_kind_t kind = GLEX_COLL_BCAST;
     unsigned long long smin = 256, smax = 1u << 20;
     optind = 2;
-    while ((c = getopt_long(argc, argv, "n:b:m:c:t:s:h", lo, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "n:b:m:c:t:s:p:h", lo, NULL)) != -1) {
         switch (c) {
+        case 'p':
+            packets = atoi(optarg);
+            if (packets < 1 || packets > 4096) {
+                fprintf(stderr, "glex-vtime: -p %s is out of range 1..4096\n", optarg);
+                return 2;
+            }
+            break;
         case 'n': n = atoi(optarg); break;
         case 'b': bytes = atoi(optarg); break;
         case 'm':
@@ -540,7 +661,9 @@ int main(int argc, char **argv)
         return 1;
     }
     int rc = is_a ? paper_a(n, bytes, modes, csv, sh)
-                  : paper_b(n, kind, tasks, smin, smax, sh);
+             : is_m ? mcast(n, smin, smax, sh)
+             : is_f ? mcast_flits(n, packets, sh)
+                    : paper_b(n, kind, tasks, smin, smax, sh);
     for (int r = 0; r < n; r++)
         if (sh->bad[r])
             rc = 1;

@@ -3,7 +3,9 @@
 # first paper's two measured rows the model was fitted to (16 and 256 nodes,
 # 16 B); vtime-table.sh prints its CSV; the compiled defaults are what
 # bench/vtime-calibrate.py fits; paper-b prints a row per size with offload
-# ahead of host-based; bad input is reported (exit 2); glex-info --vtime.
+# ahead of host-based; mcast puts multicast ahead of the unicast trees for a
+# small bcast and mcast-flits counts one head flit a packet; bad input is
+# reported (exit 2); glex-info --vtime.
 bin=${top_builddir:-.}
 src=${GLEX_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
 n=0
@@ -52,8 +54,16 @@ ok $? "paper-a -n 257 refused with its range (exit 2)"
 "$bin/glex-vtime" paper-a -b 20 >/dev/null 2>"$tmp"; rc=$?
 [ $rc = 2 ] && grep -q "\-b 20 is invalid: allowed 8..192, a multiple of 8" "$tmp"
 ok $? "paper-a -b 20 refused with what is allowed (exit 2)"
+# multicast: the model's bcast latency, and the head flits an all-to-all injects
+out=$("$bin/glex-vtime" mcast -n 8 -s 64:64 2>&1)
+echo "$out" | awk '$1 == 64 { exit !($4 < $2 && $4 < $3) }'
+ok $? "mcast, 8 nodes, 64 B: multicast ahead of binomial and double tree ($(echo "$out" | tail -1))"
+out=$("$bin/glex-vtime" mcast-flits -n 8 -p 4 2>&1)
+echo "$out" | grep -q "33 head flits injected (M\*N = 32, the rest the group's set-up)" &&
+  echo "$out" | grep -q "224 head flits injected (M\*N\*(N-1))"
+ok $? "mcast-flits, 8 nodes x 4 packets: 32 + 1 set-up head flits, multi-head 224"
 "$bin/glex-vtime" paper-c >/dev/null 2>"$tmp"; rc=$?
-[ $rc = 2 ] && grep -q "allowed paper-a or paper-b" "$tmp"
+[ $rc = 2 ] && grep -q "allowed paper-a, paper-b, mcast or mcast-flits" "$tmp"
 ok $? "an unknown experiment is refused (exit 2)"
 GLEX_VTIME_PARAMS=/nonexistent "$bin/glex-info" --vtime >/dev/null 2>"$tmp"; rc=$?
 [ $rc = 2 ] && grep -q "GLEX_VTIME_PARAMS=/nonexistent" "$tmp"

@@ -15,7 +15,7 @@
 extern "C" {
 #endif
 
-#define GLEX_ABI_VERSION 10u
+#define GLEX_ABI_VERSION 11u
 
 /* ---- error codes (all negative; 0 is success) ---- */
 enum {
@@ -31,7 +31,8 @@ enum {
     GLEX_ENOENT = -9,
     GLEX_EDEAD = -10,     /* a peer's process died or left the job while needed */
     GLEX_ESIZE = -11,     /* sender and receiver disagree on a message's size */
-    GLEX_ETRUNC = -12     /* more data arrived than the receiving descriptor expects */
+    GLEX_ETRUNC = -12,    /* more data arrived than the receiving descriptor expects */
+    GLEX_ENOSPC = -13     /* a table is full (a router's multicast table, group records) */
 };
 
 /* Text of the last error raised by this thread (names field, value, range). */
@@ -73,6 +74,9 @@ typedef struct glex_params {
     uint32_t mailboxes;      /* mailboxes per node                  GLEX_MAILBOXES */
     uint32_t mailbox_kb;     /* each of a mailbox's 2 slots, KiB    GLEX_MAILBOX_KB */
     uint32_t vtime;          /* virtual time: 1 on, 0 off           GLEX_VTIME */
+    uint32_t mcast_entries;  /* multicast table entries per router  GLEX_MCAST_ENTRIES */
+    uint32_t mcast_members;  /* largest multicast group             GLEX_MCAST_MEMBERS */
+    uint32_t mcast_age_s;    /* unrefreshed table entries age out   GLEX_MCAST_AGE_S */
 } glex_params_t;
 
 #define GLEX_INLINE_CAP 256u       /* largest inline_max accepted */
@@ -157,6 +161,10 @@ typedef struct glex_desc {
     uint8_t src_range;   /* counter trigger over a range: the branch packets come from
                             nodes recv_id .. recv_id + branch - 1, VP recv_vp, SeqID
                             cp_count, applied in node order (no list in data[]) */
+    uint8_t mcast;       /* COLL, multicast (doc/multicast.md): with cp=1 the send goes
+                            to every member of group remote_addr (a GID) but this node,
+                            at VP dest_vp; with branch=1 the receive takes such a
+                            stream from recv_id (packets of inline_max bytes) */
     uint16_t source_vp;  /* 11 bits: the VP that posts it */
     uint16_t dest_vp;    /* 11 bits */
     uint16_t recv_vp;    /* 11 bits: VP of the awaited packet's sender */
@@ -377,6 +385,59 @@ int glex_vtime_describe(const glex_fabric_t *f, char *buf, size_t len);
 /* the same for the defaults overlaid with GLEX_VTIME_PARAMS, without a
  * fabric (glex-info); GLEX_EINVAL names the file, line and parameter */
 int glex_vtime_describe_env(char *buf, size_t len);
+
+/* ---- the network and multicast (glex_emu_net.c, doc/multicast.md) ----
+ * The modeled fat tree (a k-ary n-tree of radix-port routers, k = radix/2,
+ * nodes numbered as NodeIDs) is in the segment: each router has a multicast
+ * forwarding table (GLEX_MCAST_ENTRIES entries: a GID and the set of its
+ * ports on the group's tree) and every link counts the multicast and
+ * set-up packets that crossed it.  A group's tree is the union of its
+ * creator's unicast routes to the members (routes go up by the source's
+ * digits, so one source's routes form a tree); a packet multicast by any
+ * member is copied by each router to every port of the entry but the one
+ * it came in on. */
+typedef uint64_t glex_gid_t; /* creating NodeID << 32 | sequence number */
+/* a multicast descriptor's packets (inline_max bytes each; 16-bit fragment) */
+#define GLEX_MCAST_MAX_PACKETS 65536u
+#define GLEX_GID(node, seq) (((uint64_t)(node) << 32) | (uint32_t)(seq))
+/* Create group GLEX_GID(this node, seq) of nodes[0..n) (this node among
+ * them, no node twice) and dispatch its tree to the routers: group-creation
+ * packets down the tree install each router's entry, the members are
+ * notified (glex_mcast_state).  Errors: GLEX_EINVAL for n outside
+ * 1..GLEX_MCAST_MEMBERS, a node out of range or twice, this node missing;
+ * GLEX_EBUSY when the GID is in use; GLEX_ENOSPC when a router on the
+ * tree has no free entry (nothing is installed then) or the job's group
+ * records are all in use. */
+int glex_mcast_create(glex_fabric_t *f, uint32_t seq, const uint32_t *nodes, uint32_t n,
+                      glex_gid_t *out);
+/* delete a group this node created: group-deletion packets to the tree's
+ * routers free their entries.  GLEX_ENOENT if there is no such group,
+ * GLEX_EINVAL if another node created it */
+int glex_mcast_delete(glex_fabric_t *f, glex_gid_t gid);
+/* the creator refreshes its group's entries (they age out GLEX_MCAST_AGE_S
+ * after the last refresh or packet when a router needs room) */
+int glex_mcast_refresh(glex_fabric_t *f, glex_gid_t gid);
+/* as a member sees it: GLEX_OK created (this node notified), GLEX_ENOENT
+ * not (or no longer) */
+int glex_mcast_state(const glex_fabric_t *f, glex_gid_t gid);
+typedef struct glex_net_shape {
+    uint32_t radix, k, levels, routers, entries;
+} glex_net_shape_t;
+void glex_net_shape(const glex_fabric_t *f, glex_net_shape_t *out);
+/* one direction of a link: the router's port, out of the router (dir 0) or
+ * into it (dir 1, a node injecting at its leaf router) */
+typedef struct glex_link_stats {
+    uint64_t packets, head_flits, bytes;
+} glex_link_stats_t;
+int glex_net_link(const glex_fabric_t *f, uint32_t router, uint32_t port, int dir,
+                  glex_link_stats_t *out);
+/* sums: what nodes injected (node -> leaf router links), and every link */
+void glex_net_totals(const glex_fabric_t *f, glex_link_stats_t *injected,
+                     glex_link_stats_t *all);
+/* entries in use in a router's table */
+uint32_t glex_net_entries_used(const glex_fabric_t *f, uint32_t router);
+/* router r's level (1 = leaf) */
+uint32_t glex_net_router_level(const glex_fabric_t *f, uint32_t router);
 
 /* ---- mailboxes, RDMA and mapped regions (glex_emu_mbox.c, glex_emu_region.c):
  * the host-memory paths of the NIC (what the schedule compiler builds its

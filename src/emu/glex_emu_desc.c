@@ -38,6 +38,7 @@ int glex_desc_validate(const glex_fabric_t *f, uint32_t vp, const glex_desc_t *d
     RANGE(seq_id, 0, GLEX_MAX_SEQ - 1);
     RANGE(cp_count, 0, GLEX_MAX_SEQ - 1);
     BIT(src_range);
+    BIT(mcast);
     RANGE(branch, 0, d->src_range ? GLEX_MAX_RANGE_BRANCH : GLEX_MAX_BRANCH);
     CHECK(d->source_vp == vp, "source_vp", d->source_vp, vp, vp);
     RANGE(dest_vp, 0, p->vps_per_node - 1);
@@ -74,6 +75,18 @@ int glex_desc_validate(const glex_fabric_t *f, uint32_t vp, const glex_desc_t *d
                       GLEX_MAX_SEQ - 1);
             }
         }
+        if (d->mcast) { /* a multicast send (cp) or the receive of one (branch = 1) */
+            RANGE(swap_local_vp, 0, 0);
+            RANGE(swap_remote_data, 0, 0);
+            RANGE(src_range, 0, 0);
+            RANGE(branch, d->cp ? 0 : 1, d->cp ? 0 : 1);
+            uint64_t bytes = (d->cp ? d->send_count : d->count) * es;
+            CHECK((bytes + p->inline_max - 1) / p->inline_max <= GLEX_MCAST_MAX_PACKETS,
+                  "multicast bytes", bytes, 0, (uint64_t)GLEX_MCAST_MAX_PACKETS * p->inline_max);
+            if (d->cp)
+                CHECK(d->remote_addr != 0, "remote_addr (multicast GID)", d->remote_addr, 1,
+                      UINT64_MAX);
+        }
         if (d->reduce_flag && !glex_alu_supported((glex_op_t)d->op, (glex_type_t)d->type))
             return glex_error(GLEX_ENOTSUP,
                               "descriptor %zu: ALU has no op %s (%u) for type %s (%u): not "
@@ -93,6 +106,7 @@ int glex_desc_validate(const glex_fabric_t *f, uint32_t vp, const glex_desc_t *d
         RANGE(branch, 0, 0);
         RANGE(src_range, 0, 0);
         RANGE(reduce_flag, 0, 0);
+        RANGE(mcast, 0, 0);
         if (d->kind == GLEX_DESC_MP) {
             RANGE(inline_len, 0, p->inline_max);
         } else {

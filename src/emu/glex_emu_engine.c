@@ -18,6 +18,15 @@
 
 typedef struct { uint64_t end, vt; } glex_vt_ev_t;
 
+/* a multicast send's view of one member: its route, packets delivered to
+ * it, packets it acknowledged (its credits) and the credits taken */
+typedef struct glex_mc_state {
+    glex_mc_dest_t d;
+    uint32_t next, acked, credits;
+    uint64_t extra_ps; /* GLEX_VTIME: its route on the tree beyond the unicast route */
+    uint64_t cvt;      /* GLEX_VTIME: when its last credit arrived */
+} glex_mc_state_t;
+
 typedef struct glex_task {
     struct glex_task *next;
     glex_vp_t *vp;
@@ -51,7 +60,12 @@ typedef struct glex_task {
     uint64_t vd, vs, vr;              /* ... the descriptor's start, send and receive sides */
     uint32_t nrev, nsev;              /* ... events noted for the current descriptor */
     int host_alu;                     /* GLEX_POST_HOST_ALU: the host combines, not the ALU */
+    uint32_t mc_n, mc_frags, mc_injected; /* multicast send: members, packets, injected */
+    int mc_inited;
     /* kept when the task is reused (everything above is cleared) */
+    struct glex_mc_state *mc;         /* multicast send: per member reached */
+    uint64_t *mc_vt;                  /* ... GLEX_VTIME: each packet's injection */
+    uint32_t mc_cap, mc_vt_cap;
     glex_desc_t *own;                 /* a copy of a sequence posted whole */
     uint32_t owncap;
     glex_desc_t cd;                   /* the current descriptor, relocated (rel) */
@@ -189,6 +203,8 @@ static void reset_desc_state(glex_task_t *t)
     t->r_frag = t->r_grant_frag = t->s_frag = 0;
     t->s_have_credit = 0;
     t->pulse = 0;
+    t->mc_n = t->mc_frags = t->mc_injected = 0;
+    t->mc_inited = 0;
 }
 
 static void park(glex_task_t *t, glex_unit_shm_t *u, int credit)
@@ -631,6 +647,206 @@ static int coll_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
     return work;
 }
 
+/* ---------------------------------------------------------------- multicast
+ * A multicast send injects each packet once; the routers copy it down the
+ * group's tree (glex_emu_net.c counts the links).  Each member's copies land
+ * in its hash buffer in order; a member whose buffer is full holds its own
+ * branch only (asynchronous replication: the packet waits in the router's
+ * input buffer, here the sender's per-member position).  Flow control: a
+ * member has at most a window of packets unconsumed and acknowledges every
+ * half window with a credit packet to the sender. */
+
+/* packets a member may hold unconsumed: a sixteenth of the usable hash
+ * buffer, 2..64 */
+static uint32_t mc_window(const glex_fabric_t *f)
+{
+    uint32_t w = glex_params_table_usable(&f->p) / 16u;
+    w = w < 2 ? 2 : w > 64 ? 64 : w;
+    return w & ~1u;
+}
+
+/* credits a member sends for a stream of frags packets */
+static uint32_t mc_credits(const glex_fabric_t *f, uint32_t frags)
+{
+    return (frags - 1) / (mc_window(f) / 2);
+}
+
+static uint32_t mc_frags(const glex_fabric_t *f, uint64_t bytes)
+{
+    return bytes ? (uint32_t)((bytes + f->p.inline_max - 1) / f->p.inline_max) : 1u;
+}
+
+static int mcast_start(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d)
+{
+    if (t->mc_cap < f->nnodes) {
+        glex_mc_state_t *m = realloc(t->mc, sizeof *m * f->nnodes);
+        if (!m)
+            return glex_error(GLEX_ENOMEM, "multicast: out of memory for %u members", f->nnodes);
+        t->mc = m;
+        t->mc_cap = f->nnodes;
+    }
+    t->mc_frags = mc_frags(f, t->sbytes);
+    if (f->p.vtime && t->mc_vt_cap < t->mc_frags) {
+        uint64_t *v = realloc(t->mc_vt, sizeof *v * t->mc_frags);
+        if (!v)
+            return glex_error(GLEX_ENOMEM, "multicast: out of memory for %u packets",
+                              t->mc_frags);
+        t->mc_vt = v;
+        t->mc_vt_cap = t->mc_frags;
+    }
+    glex_mc_dest_t *dst = (glex_mc_dest_t *)(void *)t->mc; /* filled in place, then spread */
+    uint32_t n = 0;
+    int rc = glex_mcast_flood(f, d->remote_addr, f->node, t->mc_frags,
+                              t->sbytes + (uint64_t)t->mc_frags * sizeof(glex_key_t), dst,
+                              f->nnodes, &n);
+    if (rc)
+        return rc;
+    for (uint32_t i = n; i-- > 0;) {
+        glex_mc_dest_t x = dst[i];
+        glex_mc_state_t *m = &t->mc[i];
+        memset(m, 0, sizeof *m);
+        m->d = x;
+        if (f->p.vtime) {
+            uint64_t tree = x.links * glex_vt(f, GLEX_VT_LINK) +
+                            x.routers * glex_vt(f, GLEX_VT_ROUTER);
+            uint64_t uni = glex_vt_route_ps(f, f->node, x.node);
+            m->extra_ps = tree > uni ? tree - uni : 0;
+            m->cvt = t->vs;
+        }
+    }
+    t->mc_n = n;
+    t->mc_inited = 1;
+    return GLEX_OK;
+}
+
+static int mcast_send(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, glex_unit_shm_t *u)
+{
+    int rc, work = 0;
+    if (!t->mc_inited && (rc = mcast_start(f, t, d)))
+        return rc;
+    uint32_t me = f->node, myvp = t->vp->index, dunit = glex_job_unit(f, t->job);
+    uint32_t w = mc_window(f), cap = f->p.inline_max, need = mc_credits(f, t->mc_frags);
+    const uint8_t *src = (const uint8_t *)(uintptr_t)d->local_addr;
+    uint32_t finished = 0;
+    for (uint32_t i = 0; i < t->mc_n; i++) {
+        glex_mc_state_t *m = &t->mc[i];
+        while (m->credits < need) { /* its acknowledgements */
+            uint32_t upto;
+            uint64_t cvt;
+            glex_key_t k = glex_make_key(t->tag, m->d.node, d->dest_vp, d->seq_id, myvp,
+                                         GLEX_PKT_CREDIT, m->credits);
+            int got = glex_table_take_vt(f, me, t->unit, k, &upto, sizeof upto, &cvt);
+            if (got < 0)
+                break;
+            if (got != (int)sizeof upto || upto > t->mc_frags || upto < m->acked)
+                return glex_error(GLEX_EINVAL,
+                                  "job %u: multicast credit from node %u acknowledges %u of %u "
+                                  "packets (had %u)", t->job, m->d.node, upto, t->mc_frags,
+                                  m->acked);
+            m->acked = upto;
+            m->credits++;
+            if (f->p.vtime)
+                m->cvt = vmax(m->cvt, vt_arrival(f, m->d.node, cvt) + glex_vt(f, GLEX_VT_NIC_RX));
+            work = 1;
+        }
+        int sent = 0;
+        while (m->next < t->mc_frags && m->next < m->acked + w) {
+            uint32_t j = m->next;
+            uint64_t off = (uint64_t)j * cap;
+            uint32_t len = (uint32_t)(t->sbytes - off < cap ? t->sbytes - off : cap);
+            uint64_t vt = 0;
+            if (f->p.vtime) {
+                if (j == t->mc_injected) /* the NIC injects it once, when a branch takes it */
+                    t->mc_vt[j] = t->vs = vt_inject(f, t->vs, m->cvt, len);
+                vt = t->mc_vt[j] + m->extra_ps;
+            }
+            glex_key_t k = glex_make_key(t->tag, me, myvp, d->seq_id, d->dest_vp, GLEX_PKT_DATA, j);
+            rc = glex_table_insert_vt(f, m->d.node, dunit, k, src + off, len, vt);
+            if (rc == GLEX_EAGAIN) { /* this branch waits; the others go on */
+                park(t, u, 1);
+                break;
+            }
+            if (rc)
+                return rc;
+            if (j == t->mc_injected) {
+                t->mc_injected++;
+                count_send(t, len);
+            }
+            m->next++;
+            sent = work = 1;
+        }
+        if (sent)
+            glex_ring(f, m->d.node);
+        if (m->next == t->mc_frags && m->credits == need)
+            finished++;
+        else if (!sent)
+            park(t, u, 1);
+    }
+    if (finished == t->mc_n) {
+        if (!t->mc_n) /* nobody else in the group: the data went nowhere */
+            count_send(t, t->sbytes);
+        t->send_done = 1;
+        return 1;
+    }
+    return work;
+}
+
+static int mcast_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, glex_unit_shm_t *u)
+{
+    uint32_t me = f->node, myvp = t->vp->index, cap = f->p.inline_max;
+    uint32_t frags = mc_frags(f, t->bytes), half = mc_window(f) / 2;
+    uint8_t *dst = (uint8_t *)(uintptr_t)d->recv_addr;
+    int work = 0, rc;
+    for (;;) {
+        /* a credit owed (every half window, not after the last packet) */
+        uint32_t owed = t->r_frag / half;
+        if (owed > mc_credits(f, frags))
+            owed = mc_credits(f, frags);
+        while (t->r_grant_frag < owed) {
+            uint32_t upto = (t->r_grant_frag + 1) * half;
+            glex_key_t k = glex_make_key(t->tag, me, myvp, d->cp_count, d->recv_vp,
+                                         GLEX_PKT_CREDIT, t->r_grant_frag);
+            rc = glex_table_insert_vt(f, d->recv_id, glex_job_unit(f, t->job), k, &upto,
+                                      sizeof upto, f->p.vtime ? t->vr : 0);
+            if (rc == GLEX_EAGAIN) {
+                park(t, u, 1);
+                return work;
+            }
+            if (rc)
+                return rc;
+            glex_ring(f, d->recv_id);
+            t->r_grant_frag++;
+            work = 1;
+        }
+        if (t->r_frag == frags)
+            break;
+        uint8_t buf[GLEX_INLINE_CAP];
+        uint64_t off = (uint64_t)t->r_frag * cap, pvt;
+        uint32_t want = (uint32_t)(t->bytes - off < cap ? t->bytes - off : cap);
+        glex_key_t k = glex_make_key(t->tag, d->recv_id, d->recv_vp, d->cp_count, myvp,
+                                     GLEX_PKT_DATA, t->r_frag);
+        int len = glex_table_take_vt(f, me, t->unit, k, buf, sizeof buf, &pvt);
+        if (len < 0) {
+            park(t, u, 0);
+            return work;
+        }
+        if ((uint32_t)len != want)
+            return glex_error(len > (int)want ? GLEX_ETRUNC : GLEX_ESIZE,
+                              "job %u: multicast packet %u from node %u has %d bytes, this "
+                              "receive of %llu bytes expects %u (counts differ between ranks)",
+                              t->job, t->r_frag, d->recv_id, len, (unsigned long long)t->bytes,
+                              want);
+        vt_took(f, t, d->recv_id, pvt, 0, t->r_frag == 0);
+        if ((rc = apply(t, d, dst + off, buf, (uint64_t)len)))
+            return rc;
+        count_recv(t, (uint64_t)len);
+        t->r_frag++;
+        work = 1;
+    }
+    t->recv_done = 1;
+    return 1;
+}
+
 static int step_coll(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d)
 {
     glex_unit_shm_t *u = glex_unit_shm(f, f->node, t->unit);
@@ -648,6 +864,18 @@ static int step_coll(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d)
                        t->bytes);
         t->vt = t->vr;
         return rc ? rc : 2; /* 2: descriptor done */
+    }
+    if (d->mcast) {
+        int rc = d->cp ? mcast_send(f, t, d, u) : mcast_recv(f, t, d, u);
+        if (rc < 0)
+            return rc;
+        if (t->send_done && t->recv_done) {
+            t->vt = vmax(t->vs, t->vr);
+            return 2;
+        }
+        if (rc)
+            t->parked = 0;
+        return rc;
     }
     int work = 0, w;
     do {
@@ -921,6 +1149,8 @@ static void task_free_all(glex_task_t *t)
         free(t->own);
         free(t->rev);
         free(t->sev);
+        free(t->mc);
+        free(t->mc_vt);
         free(t);
         t = next;
     }

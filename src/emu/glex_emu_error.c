@@ -36,6 +36,7 @@ const char *glex_strerror(int code)
     case GLEX_EDEAD: return "a peer process died or left the job";
     case GLEX_ESIZE: return "sender and receiver disagree on the message size";
     case GLEX_ETRUNC: return "more data arrived than the receiver expects";
+    case GLEX_ENOSPC: return "a table is full";
     default: return "unknown error";
     }
 }

@@ -16,7 +16,8 @@
 
 #define ALIGN(x, a) (((x) + (a)-1) / (a) * (a))
 
-static void layout(glex_shm_header_t *h, const glex_params_t *p, uint32_t nnodes)
+static void layout(glex_shm_header_t *h, const glex_params_t *p, uint32_t nnodes,
+                   const glex_vtime_model_t *vtm)
 {
     uint64_t units = (uint64_t)nnodes * p->units;
     uint64_t nvps = (uint64_t)nnodes * p->vps_per_node;
@@ -60,6 +61,8 @@ static void layout(glex_shm_header_t *h, const glex_params_t *p, uint32_t nnodes
     h->mbox_stride = glex_mbox_stride(p);
     h->off_mboxes = off;
     off += (uint64_t)nnodes * p->mailboxes * h->mbox_stride;
+    off = ALIGN(off, 4096);
+    off += glex_net_layout(h, p, nnodes, vtm->k, vtm->levels, off);
     h->total_size = off;
 }
 
@@ -109,6 +112,7 @@ static const char *param_mismatch(const glex_params_t *a, const glex_params_t *b
     CMP(mailboxes, "GLEX_MAILBOXES")
     CMP(mailbox_kb, "GLEX_MAILBOX_KB")
     CMP(vtime, "GLEX_VTIME")
+    CMP(mcast_entries, "GLEX_MCAST_ENTRIES")
 #undef CMP
     return NULL;
 }
@@ -207,7 +211,7 @@ static int create_new(glex_fabric_t *f, int fd, const glex_params_t *p, uint32_t
 {
     glex_shm_header_t tmp;
     memset(&tmp, 0, sizeof tmp);
-    layout(&tmp, p, nnodes);
+    layout(&tmp, p, nnodes, vtm);
     /* reserve every page now: a tmpfs too small for the segment must fail
      * here with a message, not with SIGBUS in the middle of a collective */
     int e = ftruncate(fd, (off_t)tmp.total_size) != 0 ? errno
@@ -266,10 +270,11 @@ int glex_fabric_open(const char *job, uint32_t nnodes, uint32_t node_id,
     if ((rc = glex_params_check(&p)))
         return rc;
     /* the virtual-time model: every process checks its GLEX_VTIME_PARAMS,
-     * the job's first process puts its own in the segment */
+     * the job's first process puts its own in the segment.  Its radix also
+     * shapes the modeled routers (multicast) without GLEX_VTIME */
     glex_vtime_model_t vtm;
     glex_vtime_model_default(&vtm);
-    if (p.vtime && (rc = glex_vtime_model_load(&vtm)))
+    if ((p.vtime || glex_env("GLEX_VTIME_PARAMS")) && (rc = glex_vtime_model_load(&vtm)))
         return rc;
     glex_vtime_model_shape(&vtm, nnodes);
     glex_fabric_t *f = calloc(1, sizeof *f);

@@ -160,6 +160,41 @@ typedef struct glex_job_index {
 #define GLEX_JOB_NOLEASE (GLEX_MAX_JOBS + 1u)
 #define GLEX_MAX_LEASES (GLEX_MAX_JOBS / 2u) /* the other half serves per-call tasks */
 
+/* ---- the network (glex_emu_net.c) ---- */
+#define GLEX_NET_MAX_LEVELS 24u
+#define GLEX_MCAST_GROUPS 1024u /* group records of a job */
+typedef struct glex_router_shm {
+    glex_lock_t lock; /* its table's writers (creation, deletion, aging) */
+    uint32_t used;
+    uint32_t pad;
+    /* mcast_entries entries of mc_entry_size bytes follow */
+} glex_router_shm_t;
+typedef struct glex_mc_entry {
+    _Atomic uint64_t gid; /* 0: free */
+    _Atomic uint64_t refreshed_ns;
+    uint64_t mask[];      /* net_mask_words words: the ports on the group's tree */
+} glex_mc_entry_t;
+typedef struct glex_link_shm {
+    _Atomic uint64_t packets, head_flits, bytes, pad;
+} glex_link_shm_t;
+typedef struct glex_group_rec {
+    _Atomic uint64_t gid; /* 0: free */
+    _Atomic uint64_t refreshed_ns;
+    uint32_t creator, members;
+    _Atomic uint32_t state; /* 0 being set up, 1 created */
+    uint32_t pad;
+} glex_group_rec_t;
+/* a member a multicast from some node reaches, and the route to it */
+typedef struct glex_mc_dest {
+    uint32_t node, links, routers;
+} glex_mc_dest_t;
+/* flood one multicast of gid from src along its tree: the members reached
+ * (all but src) into out[0..*n), up to cap; pkts/bytes are added to every
+ * link crossed and the entries crossed are refreshed.  GLEX_ENOENT when the
+ * group or an entry on its tree is gone */
+int glex_mcast_flood(glex_fabric_t *f, glex_gid_t gid, uint32_t src, uint64_t pkts,
+                     uint64_t bytes, glex_mc_dest_t *out, uint32_t cap, uint32_t *n);
+
 typedef struct glex_shm_header {
     uint64_t magic;
     uint32_t abi;
@@ -190,7 +225,17 @@ typedef struct glex_shm_header {
     uint32_t lease_pad;
     glex_job_index_t job_index[GLEX_JOB_INDEX];
     glex_vtime_model_t vtm;   /* GLEX_VTIME: the model's parameters */
+    /* the fat tree's routers, their multicast tables and link counters, and
+     * the job's multicast group records (glex_emu_net.c) */
+    uint64_t off_routers, router_stride, off_links, off_groups;
+    uint32_t net_k, net_levels, net_routers, net_mask_words, mc_entry_size;
+    uint32_t net_level_base[GLEX_NET_MAX_LEVELS + 1]; /* first router of each level */
 } glex_shm_header_t;
+
+/* the layout of the network part of the segment; returns its bytes */
+uint64_t glex_net_layout(glex_shm_header_t *h, const glex_params_t *p, uint32_t nnodes,
+                         uint32_t k, uint32_t levels, uint64_t off);
+
 
 /* a mailbox: header line, then the owner's area (glex_emu_mbox.c) */
 struct glex_mbox {

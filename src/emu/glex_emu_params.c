@@ -20,6 +20,9 @@ void glex_params_default(glex_params_t *p)
     p->mailboxes = 16;
     p->mailbox_kb = 64;
     p->vtime = 0;
+    p->mcast_entries = 64;
+    p->mcast_members = 4096;
+    p->mcast_age_s = 300;
 }
 
 typedef struct {
@@ -41,6 +44,9 @@ static const glex_param_row_t rows[] = {
     ROW("GLEX_MAILBOXES", mailboxes, 0, 1024),
     ROW("GLEX_MAILBOX_KB", mailbox_kb, 1, 1024),
     ROW("GLEX_VTIME", vtime, 0, 1),
+    ROW("GLEX_MCAST_ENTRIES", mcast_entries, 1, 4096),
+    ROW("GLEX_MCAST_MEMBERS", mcast_members, 2, GLEX_MAX_NODES),
+    ROW("GLEX_MCAST_AGE_S", mcast_age_s, 1, 86400),
 };
 #define NROWS (sizeof rows / sizeof rows[0])
 

@@ -177,7 +177,8 @@ void glex_vtime_route(const glex_fabric_t *f, uint32_t a, uint32_t b, uint32_t *
         uint64_t span = f->hdr->vtm.k;
         l = 1;
         /* up to the lowest level whose subtree holds both (deterministic
-         * source route: up by the destination's digits, then down) */
+         * source route: up by the source's digits, then down by the
+         * destination's: glex_emu_net.c) */
         while (a / span != b / span) {
             span *= f->hdr->vtm.k;
             l++;

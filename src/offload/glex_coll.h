@@ -18,6 +18,8 @@ typedef enum {
     GLEX_ALGO_AUTO, GLEX_ALGO_BINOMIAL, GLEX_ALGO_RECURSIVE_DOUBLING,
     GLEX_ALGO_RABENSEIFNER, GLEX_ALGO_DOUBLE_TREE,
     GLEX_ALGO_DIRECT, /* mailboxes + RDMA, run by the calling thread (doc/algorithms.md) */
+    GLEX_ALGO_MULTICAST, /* bcast (and allreduce's second half) by multicast in the
+                            modeled routers (doc/multicast.md) */
     GLEX_ALGO_COUNT
 } glex_algo_t;
 

@@ -69,6 +69,7 @@ int glex_group_create_policy(glex_vp_t *vp, uint64_t group_key, uint32_t size, u
     g->rank = rank;
     g->pol = policy;
     g->max_plans = (uint32_t)policy.plan_cache;
+    g->mcast_shape = glex_mcast_shape(g);
     /* blocking calls never overlap on a member and never match nonblocking
      * ones: they share one JobID, agreed here once (not at every call) */
     g->lease = glex_job_lease(f, group_key * 0x9e3779b97f4a7c15ull ^ 0x6c65617365ull, size);
@@ -96,6 +97,7 @@ void glex_group_free(glex_group_t *g)
             plan_free(p);
         }
     glex_direct_free(g);
+    glex_mcast_free(g);
     if (g->lease >= 0)
         glex_job_release(g->f, g->lease);
     free(g->spare);

@@ -55,6 +55,12 @@ struct glex_group {
     int direct_state;      /* 0 not set up yet, 1 on, -1 off (a member had no mailbox) */
     struct glex_req *spare; /* a finished direct-path request kept for the next call */
     struct glex_req *dfirst, *dlast; /* direct calls in flight, oldest first */
+    /* multicast (glex_coll_mcast.c): 0 not set up yet, 1 the group's tree is
+     * in the routers, -1 off (its creation failed on a member's word) */
+    int mcast_state;
+    bool mcast_shape;   /* a node of its own and one VP for every member */
+    glex_gid_t mcast_gid;
+    uint64_t mcast_refreshed; /* rank 0, the creator: its last refresh (ns) */
 };
 
 /* a direct-path call in progress */
@@ -142,6 +148,17 @@ void glex_segments(const glex_sched_t *s, uint64_t cnt, uint64_t *nseg, uint64_t
 
 /* algorithm bodies */
 void glex_build_bcast(glex_sched_t *s, glex_algo_t algo);
+void glex_bcast_mcast(glex_sched_t *s, uint32_t root, uint64_t buf, uint64_t cnt);
+/* multicast (glex_coll_mcast.c): the group's GID (the same on every
+ * member), whether its members can have a tree (a node of its own and one
+ * VP each; at group creation), the creator's refresh while in use, and
+ * deletion with the group */
+glex_gid_t glex_mcast_gid(const glex_group_t *g);
+bool glex_mcast_shape(const glex_group_t *g);
+void glex_mcast_touch(glex_group_t *g);
+void glex_mcast_free(glex_group_t *g);
+/* elements in one multicast descriptor (glex_coll_select.c) */
+uint64_t glex_sel_mcast_elems(const glex_group_t *g, size_t es);
 void glex_build_reduce(glex_sched_t *s, glex_algo_t algo);
 void glex_build_allreduce(glex_sched_t *s, glex_algo_t algo);
 /* ---- policy (glex_coll_select.c): the one home of thresholds ---- */

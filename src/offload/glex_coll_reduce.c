@@ -191,6 +191,10 @@ void glex_build_allreduce(glex_sched_t *s, glex_algo_t algo)
         glex_reduce_dtree(s, 0, acc, cnt, 0);
         glex_bcast_dtree(s, 0, acc, cnt, 0);
         break;
+    case GLEX_ALGO_MULTICAST: /* a binomial reduce to rank 0, which multicasts the result */
+        reduce_binomial(s, 0, acc, src, cnt);
+        glex_bcast_mcast(s, 0, acc, cnt);
+        break;
     default:
         reduce_binomial(s, 0, acc, src, cnt);
         glex_bcast_binomial(s, 0, acc, cnt, 0);

@@ -246,6 +246,33 @@ static int direct_setup(glex_group_t *g)
     return glex_direct_open(g, (int)all[0]);
 }
 
+/* The multicast algorithm's set-up, at its first call on a group: rank 0
+ * creates the group's tree in the modeled routers, and all members agree
+ * (an engine allreduce of the minimum) whether it was created.  1: on; 0:
+ * off for good (a full router table...: the group's calls take 'auto');
+ * < 0: error. */
+static int mcast_setup(glex_group_t *g)
+{
+    if (g->mcast_state)
+        return g->mcast_state > 0;
+    glex_gid_t gid = glex_mcast_gid(g);
+    int32_t mine = 1, all = 0;
+    if (g->rank == 0) /* its members are distinct nodes (glex_mcast_shape) */
+        mine = glex_mcast_create(g->f, (uint32_t)gid, g->nodes, g->size, &gid) == GLEX_OK;
+    glex_coll_args_t a = { .kind = GLEX_COLL_ALLREDUCE, .algo = GLEX_ALGO_BINOMIAL, .count = 1,
+                           .type = GLEX_INT32, .op = GLEX_OP_MIN, .sendbuf = &mine,
+                           .recvbuf = &all };
+    int rc = glex_coll_run(g, &a);
+    if (rc)
+        return rc;
+    if (!all && g->rank == 0 && mine)
+        glex_mcast_delete(g->f, gid);
+    g->mcast_gid = gid;
+    g->mcast_refreshed = glex_coarse_ns();
+    g->mcast_state = all ? 1 : -1;
+    return all ? 1 : 0;
+}
+
 /* a direct-path call: the group's members agree at the first one whether
  * the path is available (else *algo falls back to what 'auto' picks) */
 static int start_direct(glex_group_t *g, const glex_coll_args_t *a, glex_algo_t *algo,
@@ -290,6 +317,14 @@ int glex_coll_start(glex_group_t *g, const glex_coll_args_t *a, glex_req_t **out
         return rc;
     if (algo == GLEX_ALGO_DIRECT && (rc = start_direct(g, a, &algo, out)) <= 0)
         return rc;
+    if (algo == GLEX_ALGO_MULTICAST) {
+        if ((rc = mcast_setup(g)) < 0)
+            return rc;
+        if (rc == 0) /* the group has no tree: what 'auto' picks */
+            algo = glex_algo_auto(g, a);
+        else
+            glex_mcast_touch(g);
+    }
     glex_plan_t *p = glex_plan_get(g, a, algo, &rc);
     if (!p)
         return rc;

@@ -16,17 +16,20 @@
 static const char *const kind_names[GLEX_COLL_KIND_COUNT] = { "bcast", "reduce", "allreduce",
                                                               "barrier" };
 static const char *const algo_names[GLEX_ALGO_COUNT] = { "auto", "binomial", "recursive_doubling",
-                                                         "rabenseifner", "double_tree", "direct" };
+                                                         "rabenseifner", "double_tree", "direct",
+                                                         "multicast" };
 /* which algorithms exist for each collective (bit per glex_algo_t) */
 static const unsigned algo_mask[GLEX_COLL_KIND_COUNT] = {
     [GLEX_COLL_BCAST] = 1u << GLEX_ALGO_AUTO | 1u << GLEX_ALGO_BINOMIAL |
-                        1u << GLEX_ALGO_DOUBLE_TREE | 1u << GLEX_ALGO_DIRECT,
+                        1u << GLEX_ALGO_DOUBLE_TREE | 1u << GLEX_ALGO_DIRECT |
+                        1u << GLEX_ALGO_MULTICAST,
     [GLEX_COLL_REDUCE] = 1u << GLEX_ALGO_AUTO | 1u << GLEX_ALGO_BINOMIAL |
                          1u << GLEX_ALGO_RABENSEIFNER | 1u << GLEX_ALGO_DOUBLE_TREE |
                          1u << GLEX_ALGO_DIRECT,
     [GLEX_COLL_ALLREDUCE] = 1u << GLEX_ALGO_AUTO | 1u << GLEX_ALGO_BINOMIAL |
                             1u << GLEX_ALGO_RECURSIVE_DOUBLING | 1u << GLEX_ALGO_RABENSEIFNER |
-                            1u << GLEX_ALGO_DOUBLE_TREE | 1u << GLEX_ALGO_DIRECT,
+                            1u << GLEX_ALGO_DOUBLE_TREE | 1u << GLEX_ALGO_DIRECT |
+                            1u << GLEX_ALGO_MULTICAST,
     [GLEX_COLL_BARRIER] = 1u << GLEX_ALGO_AUTO | 1u << GLEX_ALGO_BINOMIAL | 1u << GLEX_ALGO_DIRECT,
 };
 
@@ -83,6 +86,10 @@ bool glex_algo_fits(const glex_group_t *g, const glex_coll_args_t *a, glex_algo_
                               outside the NIC model, so never in virtual time */
         return a->blocking && glex_fabric_params(g->f)->mailboxes > 0 && g->direct_state >= 0 &&
                !glex_vtime_on(g->f);
+    case GLEX_ALGO_MULTICAST: /* the group's tree set up or not tried yet, every member a
+                                 node of its own, at most 32 descriptors (SeqIDs) */
+        return g->mcast_state >= 0 && g->mcast_shape &&
+               a->count <= GLEX_MAX_SEQ * glex_sel_mcast_elems(g, glex_type_size(a->type));
     default:
         return false;
     }
@@ -92,7 +99,8 @@ bool glex_algo_fits(const glex_group_t *g, const glex_coll_args_t *a, glex_algo_
  * group size x processes per CPU -> algorithm), measured on this machine
  * with bench/auto-table.sh (doc/algorithms.md has the data behind it).  Rows
  * are read in order; the first that matches decides.  It never picks
- * 'direct', which runs outside the NIC model. ---- */
+ * 'direct', which runs outside the NIC model; 'multicast' only in virtual
+ * time. ---- */
 
 #define KIB 1024ull
 #define ANY UINT64_MAX
@@ -128,6 +136,18 @@ static const sel_row_t bcast_rows[] = {
     { 1, 1, ANY, GLEX_ALGO_BINOMIAL },
 };
 
+/* bcast in virtual time: multicast in the modeled routers while the data
+ * is a few packets (glex-vtime mcast at 4-1024 nodes, doc/multicast.md);
+ * AUTO: the table above decides */
+static const sel_row_t bcast_vtime_rows[] = {
+    { 1, 256, 32 * KIB, GLEX_ALGO_MULTICAST },
+    { 1, 64, 8 * KIB, GLEX_ALGO_MULTICAST },
+    { 1, 16, 4 * KIB, GLEX_ALGO_MULTICAST },
+    { 1, 4, 2 * KIB, GLEX_ALGO_MULTICAST },
+    { 1, 2, 512, GLEX_ALGO_MULTICAST },
+    { 1, 1, ANY, GLEX_ALGO_AUTO },
+};
+
 static glex_algo_t lookup(const sel_row_t *rows, size_t nrows, uint32_t ppc, uint32_t n,
                           uint64_t bytes)
 {
@@ -147,7 +167,11 @@ glex_algo_t glex_algo_auto(const glex_group_t *g, const glex_coll_args_t *a)
     uint32_t n = g->size, ppc = glex_vtime_on(g->f) ? 1 : glex_procs_per_cpu(g->f);
     glex_algo_t algo;
     switch (a->kind) {
-    case GLEX_COLL_BCAST: algo = LOOKUP(bcast_rows, ppc, n, bytes); break;
+    case GLEX_COLL_BCAST:
+        algo = glex_vtime_on(g->f) ? LOOKUP(bcast_vtime_rows, ppc, n, bytes) : GLEX_ALGO_AUTO;
+        if (algo == GLEX_ALGO_AUTO || !glex_algo_fits(g, a, algo))
+            algo = LOOKUP(bcast_rows, ppc, n, bytes);
+        break;
     case GLEX_COLL_REDUCE: algo = LOOKUP(reduce_rows, ppc, n, bytes); break;
     case GLEX_COLL_ALLREDUCE: algo = LOOKUP(allreduce_rows, ppc, n, bytes); break;
     default: return GLEX_ALGO_BINOMIAL;
@@ -160,6 +184,13 @@ glex_algo_t glex_algo_auto(const glex_group_t *g, const glex_coll_args_t *a)
 
 
 /* ---- thresholds: the policy a group runs with ---- */
+
+/* a multicast descriptor's elements: its packets (GLEX_MCAST_MAX_PACKETS)
+ * of GLEX_INLINE_MAX bytes */
+uint64_t glex_sel_mcast_elems(const glex_group_t *g, size_t es)
+{
+    return (uint64_t)GLEX_MCAST_MAX_PACKETS * glex_fabric_params(g->f)->inline_max / es;
+}
 
 /* each variable of the policy once: its field, range, and whether "auto"
  * (-1) is allowed; read from the environment and checked from this table */

@@ -22,7 +22,8 @@ static void usage(FILE *o)
             "  --cleanup     remove this user's stale segments (jobs killed before they\n"
             "                could remove theirs: no creator or attached process alive),\n"
             "                one line per segment removed; --dry-run only lists them\n"
-            "  --job NAME    also the per-VP and per-unit counters of job NAME's segment\n"
+            "  --job NAME    also the per-VP and per-unit counters of job NAME's segment,\n"
+            "                and the modeled routers' multicast tables and link counters\n"
             "  --all         with --job: every unit, also idle ones\n"
             "  --vtime       the virtual-time model's parameters in force (defaults and\n"
             "                GLEX_VTIME_PARAMS), as a parameter file (doc/vtime.md)\n"
@@ -33,7 +34,9 @@ static void usage(FILE *o)
             "  GLEX_YIELD_US (auto)  GLEX_ENGINE_BIND (process|rr|none|pu:N)\n"
             "  GLEX_ENGINE_THREAD (1|0)  GLEX_MAILBOXES (16, 0..1024)\n"
             "  GLEX_MAILBOX_KB (64, 1..1024)  GLEX_VTIME (0, 0..1)\n"
-            "  GLEX_VTIME_PARAMS (file)  GLEX_VTIME_COMPUTE (0, 0..1e6)\n"
+            "  GLEX_VTIME_PARAMS (file; its radix also shapes the routers)\n"
+            "  GLEX_VTIME_COMPUTE (0, 0..1e6)  GLEX_MCAST_ENTRIES (64, 1..4096)\n"
+            "  GLEX_MCAST_MEMBERS (4096, 2..16777216)  GLEX_MCAST_AGE_S (300, 1..86400)\n"
             "Schedule compiler policy (environment, see doc/user-guide.md):\n"
             "  GLEX_COLL_SEGMENT_KB (auto, 1..65536)  GLEX_COLL_PLAN_CACHE (256, 1..1000000)\n"
             "  GLEX_RDMA_KB (auto, 0..1024)  GLEX_STAGE_KB (auto, 0..4194304)\n"
@@ -68,6 +71,9 @@ static void print_params(const glex_params_t *p)
            p->mailboxes, p->mailbox_kb);
     printf("  virtual time             %s (GLEX_VTIME; the model: glex-info --vtime)\n",
            p->vtime ? "on" : "off");
+    printf("  multicast                %u table entries a router, groups up to %u members, "
+           "entries age out after %u s (GLEX_MCAST_ENTRIES, GLEX_MCAST_MEMBERS, "
+           "GLEX_MCAST_AGE_S)\n", p->mcast_entries, p->mcast_members, p->mcast_age_s);
     const char *b = glex_env("GLEX_ENGINE_BIND");
     printf("  engine thread placement  %s (GLEX_ENGINE_BIND)\n", b ? b : "process");
     printf("  JobIDs / NodeIDs / VPs / SeqIDs  %u / %u / %u / %u\n", GLEX_MAX_JOBS,
@@ -105,6 +111,35 @@ static int list_segments(void)
     if (!n)
         printf("  no GLEX segments for uid %u\n", (unsigned)getuid());
     return 0;
+}
+
+/* the modeled routers: multicast table use, and the links multicast and
+ * set-up packets crossed (doc/multicast.md) */
+static void show_network(glex_fabric_t *f, int all)
+{
+    glex_net_shape_t sh;
+    glex_link_stats_t inj, tot;
+    glex_net_shape(f, &sh);
+    glex_net_totals(f, &inj, &tot);
+    printf("Network: %u routers of %u ports, %u level(s); multicast and set-up packets: %llu "
+           "injected, %llu link crossings (head flits %llu, bytes %llu)\n", sh.routers, sh.radix,
+           sh.levels, (unsigned long long)inj.packets, (unsigned long long)tot.packets,
+           (unsigned long long)tot.head_flits, (unsigned long long)tot.bytes);
+    printf("  %6s %5s %8s %6s %4s %10s %10s %12s\n", "router", "level", "entries", "port",
+           "dir", "packets", "head_flits", "bytes");
+    for (uint32_t r = 0; r < sh.routers; r++) {
+        uint32_t used = glex_net_entries_used(f, r);
+        for (uint32_t q = 0; q < sh.radix; q++)
+            for (int d = 0; d < 2; d++) {
+                glex_link_stats_t l;
+                if (glex_net_link(f, r, q, d, &l) || (!all && !l.packets))
+                    continue;
+                printf("  %6u %5u %8u %6u %4s %10llu %10llu %12llu\n", r,
+                       glex_net_router_level(f, r), used, q, d ? "in" : "out",
+                       (unsigned long long)l.packets, (unsigned long long)l.head_flits,
+                       (unsigned long long)l.bytes);
+            }
+    }
 }
 
 static int show_job(const char *job, int all)
@@ -147,6 +182,7 @@ static int show_job(const char *job, int all)
                    (unsigned long long)c.trigger_waits, (unsigned long long)c.tasks_admitted,
                    (unsigned long long)c.stale_dropped);
         }
+    show_network(f, all);
     glex_fabric_close(f);
     return 0;
 }

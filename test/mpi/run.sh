@@ -28,12 +28,13 @@ fi
 
 progs="coll_ops comms fallback pt2pt late_root nic_counts"
 # every algorithm name of each collective, and the two non-offload modes
-ar_algos="auto binomial recursive_doubling rabenseifner double_tree direct host mpich"
+ar_algos="auto binomial recursive_doubling rabenseifner double_tree direct multicast host mpich"
 valid() { # valid KIND ALGO: is ALGO a GLEX_<KIND>_ALGO value?
   case $1:$2 in
     *:auto|*:binomial|*:direct|*:host|*:mpich) return 0 ;;
     ALLREDUCE:recursive_doubling|ALLREDUCE:rabenseifner|ALLREDUCE:double_tree) return 0 ;;
     REDUCE:rabenseifner|REDUCE:double_tree|BCAST:double_tree) return 0 ;;
+    ALLREDUCE:multicast|BCAST:multicast) return 0 ;;
   esac
   return 1
 }
@@ -41,7 +42,7 @@ valid() { # valid KIND ALGO: is ALGO a GLEX_<KIND>_ALGO value?
 nsizes=$(echo $nps | wc -w)
 nalgos=$(echo $ar_algos | wc -w)
 osu_colls="allreduce reduce bcast barrier iallreduce ireduce ibcast ibarrier"
-echo "1..$(( 6 + nsizes * (3 + nalgos) + 4 + 1 + 16 + 4 + 5 + 7 + 9 ))"
+echo "1..$(( 6 + nsizes * (3 + nalgos) + 5 + 1 + 16 + 4 + 5 + 7 + 9 ))"
 
 for p in $progs; do
   if "$prefix/bin/mpicc" -std=c11 -O1 -Wall -Wextra -Werror -o "$out/$p" "$src/test/mpi/$p.c" \
@@ -89,6 +90,17 @@ if env GLEX_VERBOSE=1 GLEX_ALLREDUCE_ALGO=recursive_doubling GLEX_BCAST_ALGO=dou
 else
   notok "GLEX_VERBOSE=1 reports the offloaded algorithms"; grep glex "$out/log" | head | sed 's/^/# /'
 fi
+# multicast in the modeled routers, on a 3-level tree of radix-4 routers
+echo "radix = 4" >"$out/radix4.params"
+if env GLEX_VERBOSE=1 GLEX_VTIME_PARAMS="$out/radix4.params" GLEX_BCAST_ALGO=multicast \
+     GLEX_ALLREDUCE_ALGO=multicast timeout "$limit" "$prefix/bin/mpiexec" -n 6 "$out/coll_ops" \
+     quick >"$out/log" 2>&1 &&
+   grep -q "MPI_Bcast runs multicast (offload)" "$out/log" &&
+   grep -q "MPI_Allreduce runs multicast (offload)" "$out/log"; then
+  ok "multicast bcast and allreduce on radix-4 routers, -n 6: $(tail -1 "$out/log")"
+else
+  notok "multicast bcast and allreduce on radix-4 routers, -n 6"; grep glex "$out/log" | head | sed 's/^/# /'
+fi
 # an algorithm that does not fit a call: auto decides for that call
 if env GLEX_VERBOSE=1 GLEX_ALLREDUCE_ALGO=rabenseifner timeout "$limit" \
      "$prefix/bin/mpiexec" -n 3 "$out/fallback" >"$out/log" 2>&1 &&
@@ -110,7 +122,7 @@ fi
 if env GLEX_ALLREDUCE_ALGO=fastest timeout "$limit" "$prefix/bin/mpiexec" -n 2 "$out/comms" \
      >"$out/log" 2>&1; then
   notok "GLEX_ALLREDUCE_ALGO=fastest was accepted"
-elif grep -q "GLEX_ALLREDUCE_ALGO=fastest is invalid: allowed auto, binomial, recursive_doubling, rabenseifner, double_tree, direct, host or mpich" "$out/log"; then
+elif grep -q "GLEX_ALLREDUCE_ALGO=fastest is invalid: allowed auto, binomial, recursive_doubling, rabenseifner, double_tree, direct, multicast, host or mpich" "$out/log"; then
   ok "GLEX_ALLREDUCE_ALGO=fastest fails MPI_Init naming the valid values"
 else
   notok "GLEX_ALLREDUCE_ALGO=fastest: message missing"; tail "$out/log" | sed 's/^/# /'
