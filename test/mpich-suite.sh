@@ -61,7 +61,12 @@ for d in $dirs; do
   (cd "$work" && ./runtests -srcdir=. -tests="$list" -maxnp="$maxnp" \
      -mpiexec="$prefix/bin/mpiexec" -xmlfile="glex-$d.xml" >"glex-$d.log" 2>&1)
   pass=$(grep -c "<STATUS>pass</STATUS>" "$work/glex-$d.xml")
-  fails=$(grep -B3 "<STATUS>fail</STATUS>" "$work/glex-$d.xml" | sed -n 's:.*<NAME>\(.*\)</NAME>.*:\1:p')
+  # each <MPITEST> names its test before its status (ARGS, NP, WORKDIR, TIME
+  # between): the name of every failed one
+  fails=$(awk '/<NAME>/ { gsub(/.*<NAME>|<\/NAME>.*/, ""); name = $0 }
+               /<STATUS>fail<\/STATUS>/ { print name }' "$work/glex-$d.xml")
+  total=$(grep -c "<STATUS>" "$work/glex-$d.xml" 2>/dev/null)
+  [ "${total:-0}" -gt 0 ] || fails="$fails (no-test-ran)"
   nfail=0 unexpected=""
   for t in $fails; do
     nfail=$((nfail + 1))

@@ -62,6 +62,14 @@ int glex_group_create_policy(glex_vp_t *vp, uint64_t group_key, uint32_t size, u
                              const uint32_t *nodes, const uint16_t *vps,
                              const glex_coll_policy_t *pol, glex_group_t **out);
 void glex_group_free(glex_group_t *g);
+/* Set up the group's multicast tree now (collective: every member calls it,
+ * and with nothing else of the group in flight): rank 0 creates it in the
+ * modeled routers and the members agree whether it was created (a blocking
+ * engine allreduce).  Otherwise the first multicast call does it, blocking
+ * inside that call: a caller with other operations pending that need its
+ * progress (MPI) sets up at group creation instead.  1: the group multicasts;
+ * 0: it cannot (a full router table, members sharing a node...); < 0: error. */
+int glex_group_mcast_prepare(glex_group_t *g);
 uint32_t glex_group_size(const glex_group_t *g);
 uint32_t glex_group_rank(const glex_group_t *g);
 

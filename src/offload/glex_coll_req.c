@@ -255,6 +255,10 @@ static int mcast_setup(glex_group_t *g)
 {
     if (g->mcast_state)
         return g->mcast_state > 0;
+    if (!g->mcast_shape) { /* the same answer on every member, no agreement needed */
+        g->mcast_state = -1;
+        return 0;
+    }
     glex_gid_t gid = glex_mcast_gid(g);
     int32_t mine = 1, all = 0;
     if (g->rank == 0) /* its members are distinct nodes (glex_mcast_shape) */
@@ -271,6 +275,11 @@ static int mcast_setup(glex_group_t *g)
     g->mcast_refreshed = glex_coarse_ns();
     g->mcast_state = all ? 1 : -1;
     return all ? 1 : 0;
+}
+
+int glex_group_mcast_prepare(glex_group_t *g)
+{
+    return mcast_setup(g);
 }
 
 /* a direct-path call: the group's members agree at the first one whether

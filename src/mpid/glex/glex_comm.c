@@ -13,6 +13,22 @@ int MPIDI_GLEX_mpi_comm_commit_pre_hook(MPIR_Comm * comm)
     return MPI_SUCCESS;
 }
 
+/* may a collective of this process pick the multicast algorithm: named,
+ * or 'auto' in virtual time (doc/multicast.md) */
+static int may_multicast(void)
+{
+    static const glex_coll_kind_t kinds[2] = { GLEX_COLL_BCAST, GLEX_COLL_ALLREDUCE };
+    for (int i = 0; i < 2; i++) {
+        const MPIDI_GLEX_choice_t *c = &MPIDI_GLEX_global.choice[kinds[i]];
+        if (c->mpich)
+            continue;
+        if (c->algo == GLEX_ALGO_MULTICAST ||
+            (c->algo == GLEX_ALGO_AUTO && glex_vtime_on(MPIDI_GLEX_global.fabric)))
+            return 1;
+    }
+    return 0;
+}
+
 int MPIDI_GLEX_mpi_comm_commit_post_hook(MPIR_Comm * comm)
 {
     int mpi_errno = MPI_SUCCESS;
@@ -48,6 +64,16 @@ int MPIDI_GLEX_mpi_comm_commit_post_hook(MPIR_Comm * comm)
         goto fn_fail;
     }
     MPIDI_GLEX_COMM(comm).group = g;
+    /* a communicator that may multicast sets its tree up now, while every
+     * member is here: at its first multicast call the members' agreement
+     * would block inside a nonblocking call, with other operations pending */
+    if (may_multicast() && (rc = glex_group_mcast_prepare(g)) < 0) {
+        char msg[512];
+        snprintf(msg, sizeof msg, "ch4:glex: communicator setup (multicast): %s",
+                 glex_last_error());
+        mpi_errno = MPIDI_GLEX_error(rc, msg);
+        goto fn_fail;
+    }
     if (comm == MPIR_Process.comm_world && glex_vtime_on(MPIDI_GLEX_global.fabric)) {
         /* virtual time starts at 0 on every rank once MPI_COMM_WORLD is up
          * (what MPI_Init did before is not the program's) */
