@@ -43,6 +43,18 @@ static int bcast(glex_tctx_t *c, glex_algo_t algo, uint32_t root, uint8_t *buf, 
     return glex_coll_run(c->g, &a);
 }
 
+/* start, wait for and free a call: its status, and the algorithm it ran */
+static int run_call(glex_tctx_t *c, const glex_coll_args_t *a, glex_algo_t *ran)
+{
+    glex_req_t *r = NULL;
+    int rc = glex_coll_start(c->g, a, &r);
+    *ran = r ? glex_coll_req_algo(r) : GLEX_ALGO_AUTO;
+    if (!rc)
+        rc = glex_coll_wait(r);
+    glex_coll_req_free(r);
+    return rc;
+}
+
 static uint8_t pattern(uint32_t root, uint64_t i) { return (uint8_t)(root * 31 + i * 7 + 1); }
 
 /* the tree of all 8 nodes from node 0 on radix-4 routers has 14 links (8
@@ -113,13 +125,8 @@ static int tree_and_bcast(glex_tctx_t *c)
     glex_coll_args_t a = { .kind = GLEX_COLL_ALLREDUCE, .algo = GLEX_ALGO_MULTICAST, .count = 300,
                            .type = GLEX_DOUBLE, .op = GLEX_OP_SUM, .sendbuf = GLEX_IN_PLACE,
                            .recvbuf = v };
-    glex_req_t *r = NULL;
-    int rc = glex_coll_start(c->g, &a, &r);
-    glex_algo_t ran = r ? glex_coll_req_algo(r) : GLEX_ALGO_AUTO;
-    if (!rc)
-        rc = glex_coll_wait(r);
-    glex_coll_req_free(r);
-    int bad = 0;
+    glex_algo_t ran;
+    int rc = run_call(c, &a, &ran), bad = 0;
     for (int i = 0; i < 300; i++)
         bad += v[i] != want;
     if (rc || bad || ran != GLEX_ALGO_MULTICAST)
@@ -179,13 +186,8 @@ static int errors(glex_tctx_t *c)
         b[i] = c->rank == 3 ? (uint8_t)i : 0;
     glex_coll_args_t a = { .kind = GLEX_COLL_BCAST, .algo = GLEX_ALGO_MULTICAST, .root = 3,
                            .count = 100, .type = GLEX_UINT8, .recvbuf = b };
-    glex_req_t *r = NULL;
-    int rc = glex_coll_start(c->g, &a, &r);
-    glex_algo_t ran = r ? glex_coll_req_algo(r) : GLEX_ALGO_MULTICAST;
-    if (!rc)
-        rc = glex_coll_wait(r);
-    glex_coll_req_free(r);
-    int bad = 0;
+    glex_algo_t ran;
+    int rc = run_call(c, &a, &ran), bad = 0;
     for (int i = 0; i < 100; i++)
         bad += b[i] != i;
     if (rc || bad || ran == GLEX_ALGO_MULTICAST)
