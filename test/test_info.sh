@@ -21,17 +21,24 @@ GLEX_STAGE_MAP=2 "$bin/glex-info" 2>/tmp/glex-info.$$ >/dev/null; rc=$?
 GLEX_STAGE_MAP=0 "$bin/glex-info" | grep -q "staged calls             reduce only; its root reads the stages by RDMA (GLEX_STAGE_MAP)"; ok $? "GLEX_STAGE_MAP is shown in force"
 "$bin/glex-info" --job no-such-job 2>/tmp/glex-info.$$ >/dev/null; rc=$?
 [ $rc = 1 ] && grep -q "no segment" /tmp/glex-info.$$; ok $? "an unknown job is reported"
-"$bin/glex-bench" -n 2 -c allreduce -m 8:4194304 -i 400 -x 1 >/dev/null &
+# a run long enough to be looked at (about 3 s here), read while it runs, as
+# soon as both ranks have posted (a fixed pause raced a run that got faster:
+# -i 400 takes 0.3 s now)
+"$bin/glex-bench" -n 2 -c allreduce -m 8:4194304 -i 4000 -x 1 >/dev/null &
 bp=$!
-found=""
-for i in $(seq 1 100); do
-  found=$("$bin/glex-info" --list | grep -o "job bench[0-9]*" | head -1 | cut -d' ' -f2)
-  [ -n "$found" ] && break; sleep 0.05
+found="" out="" both=1
+for i in $(seq 1 200); do
+  [ -n "$found" ] ||
+    found=$("$bin/glex-info" --list | grep -o "job bench[0-9]*" | head -1 | cut -d' ' -f2)
+  if [ -n "$found" ]; then
+    out=$("$bin/glex-info" --job "$found" 2>&1)
+    echo "$out" | awk '/VP counters/{f=1;next} /Unit counters/{f=0} f && $1 ~ /^[0-9]+$/ && $3 > 0 {c++} END{exit c>=2?0:1}'
+    both=$?
+    [ $both = 0 ] && break
+  fi
+  sleep 0.05
 done
-sleep 0.3
-out=$("$bin/glex-info" --job "$found" 2>&1)
-echo "$out" | awk '/VP counters/{f=1;next} /Unit counters/{f=0} f && $1 ~ /^[0-9]+$/ && $3 > 0 {c++} END{exit c>=2?0:1}'
-ok $? "glex-info --job shows both ranks' VP counters of a running job"
+ok $both "glex-info --job shows both ranks' VP counters of a running job"
 echo "$out" | awk '/Unit counters/{f=1;next} f && $1 ~ /^[0-9]+$/ && $3 > 0 {c++} END{exit c>=1?0:1}'
 ok $? "and unit counters with buffered packets"
 wait $bp; ok $? "the benchmark run finished"
