@@ -15,7 +15,7 @@
 extern "C" {
 #endif
 
-#define GLEX_ABI_VERSION 11u
+#define GLEX_ABI_VERSION 12u
 
 /* ---- error codes (all negative; 0 is success) ---- */
 enum {

@@ -676,6 +676,13 @@ static uint32_t mc_frags(const glex_fabric_t *f, uint64_t bytes)
     return bytes ? (uint32_t)((bytes + f->p.inline_max - 1) / f->p.inline_max) : 1u;
 }
 
+/* bytes of packet j of a multicast of bytes */
+static uint32_t mc_len(const glex_fabric_t *f, uint64_t bytes, uint32_t j)
+{
+    uint64_t off = (uint64_t)j * f->p.inline_max;
+    return (uint32_t)(bytes - off < f->p.inline_max ? bytes - off : f->p.inline_max);
+}
+
 static int mcast_start(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d)
 {
     if (t->mc_cap < f->nnodes) {
@@ -751,9 +758,8 @@ static int mcast_send(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gl
         }
         int sent = 0;
         while (m->next < t->mc_frags && m->next < m->acked + w) {
-            uint32_t j = m->next;
+            uint32_t j = m->next, len = mc_len(f, t->sbytes, j);
             uint64_t off = (uint64_t)j * cap;
-            uint32_t len = (uint32_t)(t->sbytes - off < cap ? t->sbytes - off : cap);
             uint64_t vt = 0;
             if (f->p.vtime) {
                 if (j == t->mc_injected) /* the NIC injects it once, when a branch takes it */
@@ -822,7 +828,7 @@ static int mcast_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gl
             break;
         uint8_t buf[GLEX_INLINE_CAP];
         uint64_t off = (uint64_t)t->r_frag * cap, pvt;
-        uint32_t want = (uint32_t)(t->bytes - off < cap ? t->bytes - off : cap);
+        uint32_t want = mc_len(f, t->bytes, t->r_frag);
         glex_key_t k = glex_make_key(t->tag, d->recv_id, d->recv_vp, d->cp_count, myvp,
                                      GLEX_PKT_DATA, t->r_frag);
         int len = glex_table_take_vt(f, me, t->unit, k, buf, sizeof buf, &pvt);
@@ -865,29 +871,17 @@ static int step_coll(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d)
         t->vt = t->vr;
         return rc ? rc : 2; /* 2: descriptor done */
     }
-    if (d->mcast) {
-        int rc = d->cp ? mcast_send(f, t, d, u) : mcast_recv(f, t, d, u);
-        if (rc < 0)
-            return rc;
-        if (t->send_done && t->recv_done) {
-            t->vt = vmax(t->vs, t->vr);
-            return 2;
-        }
-        if (rc)
-            t->parked = 0;
-        return rc;
-    }
     int work = 0, w;
     do {
         w = 0;
         if (!t->send_done) {
-            int rc = coll_send(f, t, d, u);
+            int rc = d->mcast ? mcast_send(f, t, d, u) : coll_send(f, t, d, u);
             if (rc < 0)
                 return rc;
             w |= rc;
         }
         if (!t->recv_done) {
-            int rc = coll_recv(f, t, d, u);
+            int rc = d->mcast ? mcast_recv(f, t, d, u) : coll_recv(f, t, d, u);
             if (rc < 0)
                 return rc;
             w |= rc;

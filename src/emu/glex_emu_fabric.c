@@ -279,15 +279,19 @@ static void populate(glex_fabric_t *f)
     }
     populate_range(f->base, 0, h->off_bitmaps); /* header, node lines, unit lines */
     uint64_t units = (uint64_t)f->nnodes * f->p.units;
-    if (units * (h->unit_stride_bitmap + h->unit_stride_table) <= POPULATE_MAX) {
-        /* every node's hash buffers and CP counters: where packets land */
+    int all_tables = units * (h->unit_stride_bitmap + h->unit_stride_table) <= POPULATE_MAX;
+    if (all_tables) { /* every node's hash buffers and CP counters: where packets land */
         populate_range(f->base, h->off_bitmaps, units * h->unit_stride_bitmap);
         populate_range(f->base, h->off_tables, units * h->unit_stride_table);
     }
     for (uint32_t u = 0; u < f->p.units; u++) {
         uint32_t i = glex_unit_index(f, f->node, u);
-        populate_range(f->base, h->off_bitmaps + h->unit_stride_bitmap * i, h->unit_stride_bitmap);
-        populate_range(f->base, h->off_tables + h->unit_stride_table * i, h->unit_stride_table);
+        if (!all_tables) {
+            populate_range(f->base, h->off_bitmaps + h->unit_stride_bitmap * i,
+                           h->unit_stride_bitmap);
+            populate_range(f->base, h->off_tables + h->unit_stride_table * i,
+                           h->unit_stride_table);
+        }
         populate_range(f->base, h->off_ram + h->unit_stride_ram * i, h->unit_stride_ram);
     }
     uint64_t vps = f->p.vps_per_node;

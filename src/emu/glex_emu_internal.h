@@ -175,7 +175,7 @@ typedef struct glex_mc_entry {
     uint64_t mask[];      /* net_mask_words words: the ports on the group's tree */
 } glex_mc_entry_t;
 typedef struct glex_link_shm {
-    _Atomic uint64_t packets, head_flits, bytes, pad;
+    _Atomic uint64_t packets, bytes; /* head flits: one a packet (the GID, not the members) */
 } glex_link_shm_t;
 typedef struct glex_group_rec {
     _Atomic uint64_t gid; /* 0: free */

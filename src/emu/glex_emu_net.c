@@ -99,7 +99,6 @@ static void count_link(glex_fabric_t *f, uint32_t id, uint32_t port, int dir, ui
 {
     glex_link_shm_t *l = link_of(f, id, port, dir);
     atomic_fetch_add_explicit(&l->packets, pkts, memory_order_relaxed);
-    atomic_fetch_add_explicit(&l->head_flits, pkts, memory_order_relaxed); /* one a packet */
     atomic_fetch_add_explicit(&l->bytes, bytes, memory_order_relaxed);
 }
 
@@ -331,8 +330,9 @@ int glex_mcast_flood(glex_fabric_t *f, glex_gid_t gid, uint32_t src, uint64_t pk
                           (unsigned long long)gid);
     if (g->members < 2)
         return GLEX_OK; /* nobody else: no tree */
-    atomic_store_explicit(&g->refreshed_ns, glex_coarse_ns(), memory_order_relaxed);
-    return flood(f, gid, src, pkts, bytes, 1, glex_coarse_ns(), 0, out, cap, n);
+    uint64_t now = glex_coarse_ns();
+    atomic_store_explicit(&g->refreshed_ns, now, memory_order_relaxed);
+    return flood(f, gid, src, pkts, bytes, 1, now, 0, out, cap, n);
 }
 
 /* ---- the service ---- */
@@ -535,7 +535,7 @@ int glex_net_link(const glex_fabric_t *f, uint32_t id, uint32_t port, int dir,
                           2 * f->hdr->net_k - 1);
     glex_link_shm_t *l = link_of(f, id, port, dir);
     o->packets = atomic_load_explicit(&l->packets, memory_order_relaxed);
-    o->head_flits = atomic_load_explicit(&l->head_flits, memory_order_relaxed);
+    o->head_flits = o->packets; /* a multicast packet has one head flit: its GID */
     o->bytes = atomic_load_explicit(&l->bytes, memory_order_relaxed);
     return GLEX_OK;
 }

@@ -59,7 +59,6 @@ struct glex_group {
      * in the routers, -1 off (its creation failed on a member's word) */
     int mcast_state;
     bool mcast_shape;   /* a node of its own and one VP for every member */
-    glex_gid_t mcast_gid;
     uint64_t mcast_refreshed; /* rank 0, the creator: its last refresh (ns) */
 };
 

@@ -58,7 +58,7 @@ void glex_mcast_touch(glex_group_t *g)
     uint64_t now = glex_coarse_ns();
     uint64_t quarter = (uint64_t)glex_fabric_params(g->f)->mcast_age_s * 250000000ull;
     if (now - g->mcast_refreshed > quarter) {
-        glex_mcast_refresh(g->f, g->mcast_gid);
+        glex_mcast_refresh(g->f, glex_mcast_gid(g));
         g->mcast_refreshed = now;
     }
 }
@@ -66,6 +66,6 @@ void glex_mcast_touch(glex_group_t *g)
 void glex_mcast_free(glex_group_t *g)
 {
     if (g->rank == 0 && g->mcast_state > 0)
-        glex_mcast_delete(g->f, g->mcast_gid);
+        glex_mcast_delete(g->f, glex_mcast_gid(g));
     g->mcast_state = 0;
 }

@@ -221,6 +221,16 @@ static glex_plan_t *plan_for(glex_group_t *g, const glex_coll_args_t *a, glex_al
     return *rc ? NULL : glex_plan_get(g, a, *algo, rc);
 }
 
+/* the members' agreement of a set-up: v[0..n) becomes the minimum over
+ * the group (a blocking engine allreduce, binomial) */
+static int agree_min(glex_group_t *g, int64_t *v, uint64_t n)
+{
+    glex_coll_args_t a = { .kind = GLEX_COLL_ALLREDUCE, .algo = GLEX_ALGO_BINOMIAL, .count = n,
+                           .type = GLEX_INT64, .op = GLEX_OP_MIN, .sendbuf = GLEX_IN_PLACE,
+                           .recvbuf = v };
+    return glex_coll_run(g, &a);
+}
+
 /* The direct path's set-up, at its first call on a group: every member
  * claims a mailbox, then all agree (an engine allreduce of the minimum)
  * whether all have one, and check that all run with the same direct-path
@@ -230,11 +240,8 @@ static int direct_setup(glex_group_t *g)
     if (g->direct_state)
         return g->direct_state > 0;
     int64_t digest = glex_coll_policy_digest(&g->pol);
-    int64_t mine[3] = { glex_direct_claim(g), digest, -digest }, all[3];
-    glex_coll_args_t a = { .kind = GLEX_COLL_ALLREDUCE, .algo = GLEX_ALGO_BINOMIAL, .count = 3,
-                           .type = GLEX_INT64, .op = GLEX_OP_MIN, .sendbuf = mine,
-                           .recvbuf = all };
-    int rc = glex_coll_run(g, &a);
+    int64_t all[3] = { glex_direct_claim(g), digest, -digest };
+    int rc = agree_min(g, all, 3);
     if (!rc && all[1] != -all[2])
         rc = glex_error(GLEX_EMISMATCH, "the direct path's settings differ between the ranks of "
                         "a group: GLEX_RDMA_KB, GLEX_STAGE_KB and GLEX_STAGE_MAP must be the "
@@ -260,18 +267,15 @@ static int mcast_setup(glex_group_t *g)
         return 0;
     }
     glex_gid_t gid = glex_mcast_gid(g);
-    int32_t mine = 1, all = 0;
+    int mine = 1;
     if (g->rank == 0) /* its members are distinct nodes (glex_mcast_shape) */
         mine = glex_mcast_create(g->f, (uint32_t)gid, g->nodes, g->size, &gid) == GLEX_OK;
-    glex_coll_args_t a = { .kind = GLEX_COLL_ALLREDUCE, .algo = GLEX_ALGO_BINOMIAL, .count = 1,
-                           .type = GLEX_INT32, .op = GLEX_OP_MIN, .sendbuf = &mine,
-                           .recvbuf = &all };
-    int rc = glex_coll_run(g, &a);
+    int64_t all = mine;
+    int rc = agree_min(g, &all, 1);
     if (rc)
         return rc;
     if (!all && g->rank == 0 && mine)
         glex_mcast_delete(g->f, gid);
-    g->mcast_gid = gid;
     g->mcast_refreshed = glex_coarse_ns();
     g->mcast_state = all ? 1 : -1;
     return all ? 1 : 0;
