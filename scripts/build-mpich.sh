@@ -14,13 +14,15 @@
 #                         ~/.cache/glex); 'rm -rf DIR/mpich-*' clears it
 #   --with-shm            enable MPICH's posix shm module for point-to-point
 #                         (default: all traffic through the GLEX model)
+#   --without-libfabric   single-host netmod (default: libfabric when found,
+#                         for jobs across hosts; --with-libfabric requires it)
 #   --jobs N              parallel make jobs (default: number of CPUs)
 #   --stop-after STAGE    stop after source|graft|autogen|configure|make
 #   -h, --help            this text
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 prefix= src= cache=${GLEX_CACHE_DIR:-${HOME:-/root}/.cache/glex} shm=none
-jobs=$(nproc 2>/dev/null || echo 2) stop=
+jobs=$(nproc 2>/dev/null || echo 2) stop= fabric=check
 while [ $# -gt 0 ]; do
   case $1 in
     --prefix) prefix=$2; shift ;;
@@ -30,9 +32,11 @@ while [ $# -gt 0 ]; do
     --cache) cache=$2; shift ;;
     --cache=*) cache=${1#*=} ;;
     --with-shm) shm=posix ;;
+    --without-libfabric) fabric=no ;;
+    --with-libfabric) fabric=yes ;;
     --jobs) jobs=$2; shift ;;
     --stop-after) stop=$2; shift ;;
-    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
     *) echo "build-mpich: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -136,7 +140,8 @@ else
   stage "no Fortran compiler (${FC:-gfortran}): MPICH without mpifort"
 fi
 args="--prefix=$prefix --with-device=ch4:glex --with-ch4-shmmods=$shm $langs --enable-romio
-  --with-hwloc=/usr --with-datatype-engine=dataloop --disable-doc --disable-ch4-netmod-inline"
+  --with-hwloc=/usr --with-datatype-engine=dataloop --disable-doc --disable-ch4-netmod-inline
+  GLEX_LIBFABRIC=$fabric"
 cfid=$(echo "$args $agid" | cksum | cut -d' ' -f1)
 mkdir -p "$build"
 if ! stamp_ok "$build/.glex-configure" "$cfid"; then

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -84,6 +85,100 @@ void glex_case_fail(glex_tctx_t *c, int id, const char *fmt, ...)
     va_end(ap);
 }
 
+/* GLEX_SPLIT_HOSTS=H: the job's ranks form H emulated hosts, consecutive
+ * blocks of ranks, each with a segment of its own, every packet between
+ * them over libfabric (doc/multinode.md); unset or 1: one host */
+static uint32_t split_hosts(int n)
+{
+    const char *s = getenv("GLEX_SPLIT_HOSTS");
+    if (!s || !*s)
+        return 1;
+    char *end;
+    unsigned long h = strtoul(s, &end, 10);
+    if (*end || h < 1) {
+        fprintf(stderr, "GLEX_SPLIT_HOSTS=%s: allowed 1..the number of ranks\n", s);
+        exit(3);
+    }
+    return h > (unsigned long)n ? (uint32_t)n : (uint32_t)h;
+}
+
+static uint32_t host_of_rank(int rank, int n, uint32_t hosts)
+{
+    return (uint32_t)((uint64_t)rank * hosts / (uint64_t)n);
+}
+
+/* the ranks' fabric addresses, through files in a directory of the job */
+static int exchange_addresses(glex_fabric_t *f, int rank, int n, const char *job)
+{
+    char dir[160], path[200], tmp[220];
+    snprintf(dir, sizeof dir, "/tmp/glex-addr-%u-%s", (unsigned)getuid(), job);
+    mkdir(dir, 0700);
+    uint8_t *all = calloc((size_t)n, GLEX_ADDR_MAX);
+    size_t *len = calloc((size_t)n, sizeof *len);
+    if (!all || !len)
+        return 2;
+    int rc = glex_fabric_address(f, all + (size_t)rank * GLEX_ADDR_MAX, &len[rank]);
+    if (rc) {
+        fprintf(stderr, "# rank %d: fabric address: %s\n", rank, glex_last_error());
+        return 2;
+    }
+    snprintf(path, sizeof path, "%s/%d", dir, rank);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *o = fopen(tmp, "wb");
+    if (!o || fwrite(all + (size_t)rank * GLEX_ADDR_MAX, 1, len[rank], o) != len[rank] ||
+        fclose(o) || rename(tmp, path)) {
+        fprintf(stderr, "# rank %d: cannot write %s\n", rank, path);
+        return 2;
+    }
+    for (int i = 0; i < n; i++) {
+        snprintf(path, sizeof path, "%s/%d", dir, i);
+        FILE *in;
+        while (!(in = fopen(path, "rb")))
+            usleep(1000);
+        len[i] = fread(all + (size_t)i * GLEX_ADDR_MAX, 1, GLEX_ADDR_MAX, in);
+        fclose(in);
+    }
+    rc = glex_fabric_connect(f, all, GLEX_ADDR_MAX, len);
+    free(all);
+    free(len);
+    if (rc) {
+        fprintf(stderr, "# rank %d: fabric connect: %s\n", rank, glex_last_error());
+        return 2;
+    }
+    return 0;
+}
+
+int glex_test_fabric_open(const char *job, int n, int rank, const glex_params_t *p,
+                          uint32_t hosts, glex_fabric_t **out)
+{
+    uint32_t *host_of = malloc(sizeof *host_of * (size_t)n);
+    for (int i = 0; i < n && host_of; i++)
+        host_of[i] = host_of_rank(i, n, hosts);
+    int rc = glex_fabric_open_hosts(job, (uint32_t)n, (uint32_t)rank, p, hosts, host_of, out);
+    free(host_of);
+    if (rc) {
+        fprintf(stderr, "# rank %d: fabric_open: %s\n", rank, glex_last_error());
+        return rc;
+    }
+    if (hosts > 1 && exchange_addresses(*out, rank, n, job)) {
+        glex_fabric_close(*out);
+        *out = NULL;
+        return GLEX_ESYS;
+    }
+    return GLEX_OK;
+}
+
+void glex_test_hosts_cleanup(const char *job, int n)
+{
+    char dir[160], path[200];
+    snprintf(dir, sizeof dir, "/tmp/glex-addr-%u-%s", (unsigned)getuid(), job);
+    for (int i = 0; i < n; i++) {
+        snprintf(path, sizeof path, "%s/%d", dir, i);
+        unlink(path);
+    }
+    rmdir(dir);
+}
+
 static int child(int rank, int n, const glex_params_t *p, glex_tfn fn, void *arg, const char *job,
                  int timeout_s)
 {
@@ -94,11 +189,10 @@ static int child(int rank, int n, const glex_params_t *p, glex_tfn fn, void *arg
     c.arg = arg;
     snprintf(c.job, sizeof c.job, "%s", job);
     alarm((unsigned)timeout_s);
-    int rc = glex_fabric_open(job, (uint32_t)n, (uint32_t)rank, p, &c.f);
-    if (rc) {
-        fprintf(stderr, "# rank %d: fabric_open: %s\n", rank, glex_last_error());
+    uint32_t hosts = split_hosts(n);
+    int rc = glex_test_fabric_open(job, n, rank, p, hosts, &c.f);
+    if (rc)
         return 2;
-    }
     if ((rc = glex_vp_open(c.f, 0, &c.vp))) {
         fprintf(stderr, "# rank %d: vp_open: %s\n", rank, glex_last_error());
         return 2;
@@ -114,6 +208,12 @@ static int child(int rank, int n, const glex_params_t *p, glex_tfn fn, void *arg
     free(nodes);
     free(vps);
     rc = fn(&c);
+    /* across hosts, as MPI_Finalize: nobody leaves while another may still
+     * need it (node 0 agrees on JobIDs; a send completes when it is on the
+     * wire, before its receiver took it) */
+    glex_coll_args_t barrier = { .kind = GLEX_COLL_BARRIER };
+    if (hosts > 1 && glex_coll_run(c.g, &barrier))
+        fprintf(stderr, "# rank %d: barrier: %s\n", rank, glex_last_error());
     glex_group_free(c.g);
     glex_fabric_close(c.f);
     return rc;
@@ -175,8 +275,17 @@ int glex_run_group(int n, const glex_params_t *p, glex_tfn fn, void *arg, int ti
     }
     free(pids);
     char name[96];
-    snprintf(name, sizeof name, "/glex-%u-%s", (unsigned)getuid(), job);
-    int leaked = shm_unlink(name) == 0;
+    int leaked = 0;
+    uint32_t hosts = split_hosts(n);
+    for (uint32_t h = 0; h < hosts; h++) {
+        if (hosts > 1)
+            snprintf(name, sizeof name, "/glex-%u-%s.h%u", (unsigned)getuid(), job, h);
+        else
+            snprintf(name, sizeof name, "/glex-%u-%s", (unsigned)getuid(), job);
+        leaked |= shm_unlink(name) == 0;
+    }
+    if (hosts > 1)
+        glex_test_hosts_cleanup(job, n);
     int fails = 0;
     for (int i = 0; i < res->ncases; i++) {
         tap_ok(!res->failed[i], "%s n=%d: %s", what, n, res->names[i]);

@@ -26,6 +26,13 @@ typedef int (*glex_tfn)(glex_tctx_t *c);
 int glex_run_group(int n, const glex_params_t *p, glex_tfn fn, void *arg, int timeout_s,
                    const char *what);
 
+/* Open node rank of n on a fabric of hosts emulated hosts (consecutive
+ * blocks of ranks; 1: one segment), exchanging the fabric addresses through
+ * files under /tmp; glex_test_hosts_cleanup removes them after the job */
+int glex_test_fabric_open(const char *job, int n, int rank, const glex_params_t *p,
+                          uint32_t hosts, glex_fabric_t **out);
+void glex_test_hosts_cleanup(const char *job, int n);
+
 /* Cases inside fn: every rank calls glex_case in the same order. */
 int glex_case(glex_tctx_t *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void glex_case_fail(glex_tctx_t *c, int id, const char *fmt, ...)

@@ -50,6 +50,10 @@ for d in util dtpools $dirs; do
     tail -20 "$work/make-$d.log" | sed 's/^/# /'; exit 1; }
 done
 
+# with GLEX_SPLIT_HOSTS every job of the suite is split into that many
+# emulated hosts (doc/multinode.md): its files and TAP lines say so
+tag=${GLEX_SPLIT_HOSTS:+-hosts$GLEX_SPLIT_HOSTS}
+label=${GLEX_SPLIT_HOSTS:+ on $GLEX_SPLIT_HOSTS emulated hosts}
 n=0
 for d in $dirs; do
   list=$work/glex-$d.list
@@ -59,13 +63,14 @@ for d in $dirs; do
     awk -v d="$d" -v m="$maxnp" '$2 <= m { print d "/" $0 }' |
     grep -v 'xfail=\|mpiversion=' > "$list"
   (cd "$work" && ./runtests -srcdir=. -tests="$list" -maxnp="$maxnp" \
-     -mpiexec="$prefix/bin/mpiexec" -xmlfile="glex-$d.xml" >"glex-$d.log" 2>&1)
-  pass=$(grep -c "<STATUS>pass</STATUS>" "$work/glex-$d.xml")
+     -mpiexec="$prefix/bin/mpiexec" -xmlfile="glex-$d$tag.xml" >"glex-$d$tag.log" 2>&1)
+  xml=$work/glex-$d$tag.xml
+  pass=$(grep -c "<STATUS>pass</STATUS>" "$xml")
   # each <MPITEST> names its test before its status (ARGS, NP, WORKDIR, TIME
   # between): the name of every failed one
   fails=$(awk '/<NAME>/ { gsub(/.*<NAME>|<\/NAME>.*/, ""); name = $0 }
-               /<STATUS>fail<\/STATUS>/ { print name }' "$work/glex-$d.xml")
-  total=$(grep -c "<STATUS>" "$work/glex-$d.xml" 2>/dev/null)
+               /<STATUS>fail<\/STATUS>/ { print name }' "$xml")
+  total=$(grep -c "<STATUS>" "$xml" 2>/dev/null)
   [ "${total:-0}" -gt 0 ] || fails="$fails (no-test-ran)"
   nfail=0 unexpected=""
   for t in $fails; do
@@ -74,9 +79,9 @@ for d in $dirs; do
   done
   n=$((n + 1))
   if [ -z "$unexpected" ]; then
-    echo "ok $n - MPICH test suite $d: $pass passed, $nfail failed (all listed in mpich-suite.expected)"
+    echo "ok $n - MPICH test suite $d$label: $pass passed, $nfail failed (all listed in mpich-suite.expected)"
   else
-    echo "not ok $n - MPICH test suite $d: $pass passed, $nfail failed; unexpected:$unexpected"
+    echo "not ok $n - MPICH test suite $d$label: $pass passed, $nfail failed; unexpected:$unexpected"
   fi
 done
 echo "1..$n"

@@ -575,8 +575,15 @@ static int rank_backpressure(glex_tctx_t *c)
     glex_unit_counters_t snd, rcv;
     glex_unit_counters(c->f, 0, 0, &snd);
     glex_unit_counters(c->f, 1, 0, &rcv);
-    if (c->rank == 1 && (snd.credit_stalls == 0 || snd.credit_stalls > NJOB ||
-                         rcv.table_high_water != 64 - 64 * 10 / 100))
+    glex_wire_stats_t ws;
+    glex_fabric_wire_stats(c->f, 1, &ws);
+    if (glex_fabric_nhosts(c->f) > 1) { /* across hosts the receiver holds what does not fit */
+        if (c->rank == 1 && (ws.held_total == 0 || rcv.table_high_water != 64 - 64 * 10 / 100))
+            glex_case_fail(c, id, "held %llu, high water %llu",
+                           (unsigned long long)ws.held_total,
+                           (unsigned long long)rcv.table_high_water);
+    } else if (c->rank == 1 && (snd.credit_stalls == 0 || snd.credit_stalls > NJOB ||
+                                rcv.table_high_water != 64 - 64 * 10 / 100))
         glex_case_fail(c, id, "stalls %llu, high water %llu", (unsigned long long)snd.credit_stalls,
                        (unsigned long long)rcv.table_high_water);
     free(d);
@@ -688,7 +695,10 @@ int main(void)
     test_hash_table();
     test_jobs();
     glex_run_group(2, NULL, rank_mp_rdma, NULL, 60, "emu mp/rdma");
-    glex_run_group(2, NULL, rank_regions, NULL, 60, "emu regions");
+    if (getenv("GLEX_SPLIT_HOSTS") && atoi(getenv("GLEX_SPLIT_HOSTS")) > 1)
+        tap_ok(1, "emu regions # SKIP regions are mapped within one host");
+    else
+        glex_run_group(2, NULL, rank_regions, NULL, 60, "emu regions");
     glex_params_t p;
     glex_params_default(&p);
     p.unit_buffer_kb = 64;

@@ -15,7 +15,7 @@
 extern "C" {
 #endif
 
-#define GLEX_ABI_VERSION 12u
+#define GLEX_ABI_VERSION 13u
 
 /* ---- error codes (all negative; 0 is success) ---- */
 enum {
@@ -234,6 +234,38 @@ typedef struct glex_rqe {
 int glex_fabric_open(const char *job, uint32_t nnodes, uint32_t node_id,
                      const glex_params_t *params, glex_fabric_t **out);
 int glex_fabric_close(glex_fabric_t *f);
+/* ---- across hosts (glex_emu_wire.c, doc/multinode.md) ----
+ * A job whose nodes live on several hosts: host_of[node] (nnodes entries,
+ * each < nhosts) names every node's host.  Each host keeps its nodes in a
+ * segment of its own ("/glex-<uid>-<job>.h<host>"); packets, credits,
+ * receive-queue messages and RDMA to a node of another host travel over
+ * libfabric (FI_EP_RDM; FI_PROVIDER, default "tcp;ofi_rxm").  After opening,
+ * every process publishes glex_fabric_address and hands the job's
+ * addresses, in node order, to glex_fabric_connect before it posts anything
+ * for another host.  JobIDs are agreed at node 0 (a request over the fabric
+ * from other hosts).  GLEX_ENOTSUP in a build without libfabric.
+ * host_of == NULL or a single host: as glex_fabric_open. */
+int glex_fabric_open_hosts(const char *job, uint32_t nnodes, uint32_t node_id,
+                           const glex_params_t *params, uint32_t nhosts, const uint32_t *host_of,
+                           glex_fabric_t **out);
+#define GLEX_ADDR_MAX 96u /* bytes of one node's fabric address, at most */
+/* this process's fabric address into buf (GLEX_ADDR_MAX bytes), *len its size */
+int glex_fabric_address(glex_fabric_t *f, void *buf, size_t *len);
+/* every node's address: addrs[i * stride .. + len[i]) for node i; a no-op on one host */
+int glex_fabric_connect(glex_fabric_t *f, const void *addrs, size_t stride, const size_t *len);
+/* 1 when node is on this process's host (always on one host) */
+int glex_fabric_same_host(const glex_fabric_t *f, uint32_t node);
+uint32_t glex_fabric_nhosts(const glex_fabric_t *f);
+uint32_t glex_fabric_host(const glex_fabric_t *f);
+/* a node's traffic with other hosts: messages and bytes sent and received;
+ * provider: this process's libfabric provider (empty for other nodes and
+ * on one host).  Readable by an observer (glex-info) for the segment's nodes */
+typedef struct glex_wire_stats {
+    uint64_t msgs_sent, bytes_sent, msgs_received, bytes_received;
+    uint64_t held, held_total; /* messages waiting for room here: now, and ever */
+    char provider[64];
+} glex_wire_stats_t;
+int glex_fabric_wire_stats(const glex_fabric_t *f, uint32_t node, glex_wire_stats_t *s);
 /* Map an existing job's segment read-only to look at its counters, without
  * taking a node or starting an engine (glex-info).  Close with fabric_close. */
 int glex_fabric_observe(const char *job, glex_fabric_t **out);

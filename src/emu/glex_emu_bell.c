@@ -9,8 +9,12 @@
 #include <limits.h>
 #include <unistd.h>
 
+/* a node of another host is rung by its own process when it applies what
+ * came over the fabric (glex_emu_wire.c) */
 void glex_ring_doorbell(glex_fabric_t *f, uint32_t node)
 {
+    if (glex_remote(f, node))
+        return;
     glex_node_shm_t *n = glex_node_shm(f, node);
     atomic_fetch_add(&n->doorbell, 1);
     if (atomic_load(&n->sleepers))
@@ -27,6 +31,8 @@ void glex_ring(glex_fabric_t *f, uint32_t node)
  * without waking that process's engine thread, which has nothing to do. */
 void glex_wake_host(glex_fabric_t *f, uint32_t node)
 {
+    if (glex_remote(f, node))
+        return;
     glex_node_shm_t *n = glex_node_shm(f, node);
     atomic_fetch_add(&n->hostbell, 1);
     if (atomic_load(&n->host_sleepers))

@@ -62,6 +62,7 @@ typedef struct glex_task {
     int host_alu;                     /* GLEX_POST_HOST_ALU: the host combines, not the ALU */
     uint32_t mc_n, mc_frags, mc_injected; /* multicast send: members, packets, injected */
     int mc_inited;
+    int get_ticket, get_busy;         /* an RDMA get from another host in flight */
     /* kept when the task is reused (everything above is cleared) */
     struct glex_mc_state *mc;         /* multicast send: per member reached */
     uint64_t *mc_vt;                  /* ... GLEX_VTIME: each packet's injection */
@@ -260,6 +261,19 @@ static int size_error(const glex_task_t *t, int receiving, uint64_t theirs, uint
 /* waited this long for the first packet of a transfer: look for a size mismatch */
 #define MISMATCH_PROBE_NS 10000000ull
 
+/* a CP packet (inline data) into node's hash buffer, counted on its (JobID,
+ * VP) CP counter there once it is in */
+static int send_cp(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_key_t k, const void *p,
+                   uint32_t len, uint64_t vt, uint32_t job, uint32_t dvp)
+{
+    if (glex_remote(f, node))
+        return glex_wire_insert(f, node, unit, k, p, len, vt, 1, job, dvp);
+    int rc = glex_table_insert_vt(f, node, unit, k, p, len, vt);
+    if (rc == GLEX_OK)
+        atomic_fetch_add_explicit(glex_cp_counter(f, node, job, dvp), 1, memory_order_release);
+    return rc;
+}
+
 /* send side of a COLL descriptor; returns 1 if it progressed */
 static int coll_send(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, glex_unit_shm_t *u)
 {
@@ -274,9 +288,8 @@ static int coll_send(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
         /* a forward sends what its receive produced: after it */
         uint64_t vt = f->p.vtime ? vt_inject(f, t->vs, d->swap_remote_data ? t->vr : 0, t->sbytes)
                                  : 0;
-        int rc = glex_table_insert_vt(f, d->dest_id, dunit, k,
-                                      (const void *)(uintptr_t)d->local_addr, (uint32_t)t->sbytes,
-                                      vt);
+        int rc = send_cp(f, d->dest_id, dunit, k, (const void *)(uintptr_t)d->local_addr,
+                         (uint32_t)t->sbytes, vt, t->job, d->dest_vp);
         if (rc == GLEX_EAGAIN) {
             park(t, u, 1);
             return 0;
@@ -287,8 +300,6 @@ static int coll_send(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
             t->vs = vt;
             vt_note(&t->sev, &t->nsev, &t->sev_cap, t->sbytes, vt);
         }
-        atomic_fetch_add_explicit(glex_cp_counter(f, d->dest_id, t->job, d->dest_vp), 1,
-                                  memory_order_release);
         count_send(t, t->sbytes);
         glex_ring(f, d->dest_id);
         t->send_done = 1;
@@ -359,7 +370,12 @@ static int coll_send(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
             if (rc)
                 return rc;
         } else {
-            memcpy(glex_unit_ram(f, d->dest_id, dunit) + c->ram_off, src, c->len);
+            int rc = glex_remote(f, d->dest_id)
+                         ? glex_wire_ram(f, d->dest_id, dunit, c->ram_off, src, c->len)
+                         : (memcpy(glex_unit_ram(f, d->dest_id, dunit) + c->ram_off, src, c->len),
+                            GLEX_OK);
+            if (rc)
+                return rc;
         }
         glex_ctrl_t r = *c;
         r.total = t->sbytes;
@@ -901,34 +917,25 @@ static int step_coll(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d)
 
 static int step_mp(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d)
 {
-    glex_vp_shm_t *dv = glex_vp_shm(f, d->dest_id, d->dest_vp);
-    if (!atomic_load(&dv->open)) { /* not open yet: wait for it, up to GLEX_TIMEOUT */
-        park(t, glex_unit_shm(f, f->node, t->unit), 1);
-        return 0;
-    }
-    uint8_t *ring = f->base + f->hdr->off_rings +
-                    f->hdr->vp_ring_stride * ((uint64_t)d->dest_id * f->p.vps_per_node + d->dest_vp);
-    glex_rqe_t *rq = (glex_rqe_t *)(ring + (size_t)f->p.dq_depth * sizeof(glex_desc_t) +
-                                    (size_t)f->p.cq_depth * sizeof(glex_cqe_t));
-    glex_lock(&dv->rq_lock);
-    uint32_t tail = atomic_load(&dv->rq_tail);
-    if (tail - atomic_load(&dv->rq_head) >= f->p.cq_depth) {
-        glex_unlock(&dv->rq_lock);
-        park(t, glex_unit_shm(f, f->node, t->unit), 1);
-        return 0;
-    }
-    glex_rqe_t *e = &rq[tail % f->p.cq_depth];
-    e->src_id = f->node;
-    e->src_vp = (uint16_t)t->vp->index;
-    e->len = d->inline_len;
+    uint64_t sent = 0, vt = 0;
     if (f->p.vtime) { /* decoded, injected, routed, taken, written to the host */
-        t->vt = vt_inject(f, t->vt + glex_vt(f, GLEX_VT_NIC_DESC), 0, d->inline_len);
-        e->vt = t->vt + glex_vt_route_ps(f, f->node, d->dest_id) + glex_vt(f, GLEX_VT_NIC_RX) +
-                glex_vt(f, GLEX_VT_IO);
+        sent = vt_inject(f, t->vt + glex_vt(f, GLEX_VT_NIC_DESC), 0, d->inline_len);
+        vt = sent + glex_vt_route_ps(f, f->node, d->dest_id) + glex_vt(f, GLEX_VT_NIC_RX) +
+             glex_vt(f, GLEX_VT_IO);
     }
-    memcpy(e->data, d->data, d->inline_len);
-    atomic_store_explicit(&dv->rq_tail, tail + 1, memory_order_release);
-    glex_unlock(&dv->rq_lock);
+    int rc = glex_remote(f, d->dest_id)
+                 ? glex_wire_mp(f, d->dest_id, d->dest_vp, t->vp->index, d->data, d->inline_len,
+                                vt)
+                 : glex_rq_deliver(f, d->dest_id, d->dest_vp, f->node, t->vp->index, d->data,
+                                   d->inline_len, vt);
+    if (rc == GLEX_EAGAIN) { /* not open yet, or full: wait, up to GLEX_TIMEOUT */
+        park(t, glex_unit_shm(f, f->node, t->unit), 1);
+        return 0;
+    }
+    if (rc)
+        return rc;
+    if (f->p.vtime)
+        t->vt = sent;
     count_send(t, d->inline_len); /* received: counted by the host that takes it */
     glex_ring(f, d->dest_id);
     return 2;
@@ -947,6 +954,34 @@ static int step_rdma(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d)
         count_send(t, d->length);
         return 2;
     }
+    if (glex_remote(f, d->dest_id)) { /* over the fabric: a get waits for its data */
+        if (d->swap_remote_addr && !t->get_busy) {
+            int tk = glex_wire_get(f, d->dest_id, local, d->remote_addr, d->length);
+            if (tk == GLEX_EAGAIN) {
+                park(t, glex_unit_shm(f, f->node, t->unit), 1);
+                return 0;
+            }
+            if (tk < 0)
+                return tk;
+            t->get_ticket = tk;
+            t->get_busy = 1;
+        }
+        if (d->swap_remote_addr) {
+            int st = glex_wire_get_done(f, t->get_ticket);
+            if (st == 0) {
+                park(t, glex_unit_shm(f, f->node, t->unit), 1);
+                return 0;
+            }
+            t->get_busy = 0;
+            if (st < 0)
+                return st;
+        } else {
+            int rc = glex_wire_put(f, d->dest_id, d->remote_addr, local, d->length);
+            if (rc)
+                return rc;
+        }
+        goto done;
+    }
     pid_t pid = atomic_load(&glex_node_shm(f, d->dest_id)->pid);
     if (pid <= 0 || atomic_load(&glex_node_shm(f, d->dest_id)->state) != GLEX_NODE_ALIVE)
         return glex_error(GLEX_ENOENT, "RDMA to node %u: node is not attached", d->dest_id);
@@ -962,6 +997,7 @@ static int step_rdma(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d)
                               (unsigned long long)d->length, n < 0 ? strerror(errno) : "short");
         done += (uint64_t)n;
     }
+done:
     count_send(t, d->length);
     /* decoded, the bytes over the link, one way for a put, there and back
      * for a get */

@@ -302,6 +302,33 @@ static void populate(glex_fabric_t *f)
 int glex_fabric_open(const char *job, uint32_t nnodes, uint32_t node_id,
                      const glex_params_t *params, glex_fabric_t **out)
 {
+    return glex_fabric_open_hosts(job, nnodes, node_id, params, 1, NULL, out);
+}
+
+/* host_of checked and copied; NULL on one host */
+static int hosts_copy(uint32_t nnodes, uint32_t nhosts, const uint32_t *host_of, uint32_t **out)
+{
+    *out = NULL;
+    if (nhosts < 1 || nhosts > nnodes)
+        return glex_error(GLEX_EINVAL, "nhosts=%u is out of range 1..%u (the job's nodes)", nhosts,
+                          nnodes);
+    if (nhosts == 1 || !host_of)
+        return GLEX_OK;
+    for (uint32_t i = 0; i < nnodes; i++)
+        if (host_of[i] >= nhosts)
+            return glex_error(GLEX_EINVAL, "host_of[%u]=%u is out of range 0..%u", i, host_of[i],
+                              nhosts - 1);
+    *out = malloc(sizeof **out * nnodes);
+    if (!*out)
+        return glex_error(GLEX_ENOMEM, "out of memory for the host map of %u nodes", nnodes);
+    memcpy(*out, host_of, sizeof **out * nnodes);
+    return GLEX_OK;
+}
+
+int glex_fabric_open_hosts(const char *job, uint32_t nnodes, uint32_t node_id,
+                           const glex_params_t *params, uint32_t nhosts, const uint32_t *host_of,
+                           glex_fabric_t **out)
+{
     int rc;
     glex_params_t p;
     *out = NULL;
@@ -325,14 +352,33 @@ int glex_fabric_open(const char *job, uint32_t nnodes, uint32_t node_id,
     if ((p.vtime || glex_env("GLEX_VTIME_PARAMS")) && (rc = glex_vtime_model_load(&vtm)))
         return rc;
     glex_vtime_model_shape(&vtm, nnodes);
+    uint32_t *hosts;
+    if ((rc = hosts_copy(nnodes, nhosts, host_of, &hosts)))
+        return rc;
+#ifndef GLEX_HAVE_LIBFABRIC
+    if (hosts) {
+        free(hosts);
+        return glex_error(GLEX_ENOTSUP, "a job on %u hosts needs libfabric: this libglex was "
+                          "built without it (configure --with-libfabric)", nhosts);
+    }
+#endif
     glex_fabric_t *f = calloc(1, sizeof *f);
-    if (!f)
+    if (!f) {
+        free(hosts);
         return glex_error(GLEX_ENOMEM, "out of memory for fabric handle");
+    }
     if ((rc = glex_vt_host_init(f))) {
+        free(hosts);
         free(f);
         return rc;
     }
-    snprintf(f->name, sizeof f->name, "/glex-%u-%s", (unsigned)getuid(), job);
+    f->host_of = hosts;
+    f->nhosts = hosts ? nhosts : 1;
+    f->host = hosts ? hosts[node_id] : 0;
+    if (hosts) /* each host's nodes in a segment of their own */
+        snprintf(f->name, sizeof f->name, "/glex-%u-%s.h%u", (unsigned)getuid(), job, f->host);
+    else
+        snprintf(f->name, sizeof f->name, "/glex-%u-%s", (unsigned)getuid(), job);
     f->p = p;
     f->node = node_id;
     f->nnodes = nnodes;
@@ -363,6 +409,7 @@ int glex_fabric_open(const char *job, uint32_t nnodes, uint32_t node_id,
         usleep(1000);
     }
     if (rc) {
+        free(f->host_of);
         free(f);
         return rc;
     }
@@ -384,6 +431,10 @@ int glex_fabric_open(const char *job, uint32_t nnodes, uint32_t node_id,
     atomic_store(&n->start, start);
     atomic_store(&n->pid, me);
     f->vps = calloc(p.vps_per_node, sizeof *f->vps);
+    if (f->vps && f->host_of && (rc = glex_wire_start(f))) {
+        glex_fabric_close(f);
+        return rc;
+    }
     if (!f->vps || (rc = glex_engine_start(f))) {
         if (!rc)
             rc = glex_error(GLEX_ENOMEM, "out of memory for VP handles");
@@ -458,6 +509,8 @@ int glex_fabric_close(glex_fabric_t *f)
     }
     if (f->eng)
         glex_engine_stop(f);
+    if (f->wire)
+        glex_wire_stop(f);
     if (f->node != UINT32_MAX && f->vps) {
         for (uint32_t v = 0; v < f->p.vps_per_node; v++)
             if (f->vps[v].shm)
@@ -471,9 +524,14 @@ int glex_fabric_close(glex_fabric_t *f)
         shm_unlink(f->name);
     munmap(f->base, f->size);
     free(f->vps);
+    free(f->host_of);
     free(f);
     return GLEX_OK;
 }
+
+int glex_fabric_same_host(const glex_fabric_t *f, uint32_t node) { return !glex_remote(f, node); }
+uint32_t glex_fabric_nhosts(const glex_fabric_t *f) { return f->nhosts ? f->nhosts : 1; }
+uint32_t glex_fabric_host(const glex_fabric_t *f) { return f->host; }
 
 const glex_params_t *glex_fabric_params(const glex_fabric_t *f) { return &f->p; }
 uint32_t glex_fabric_node(const glex_fabric_t *f) { return f->node; }
@@ -591,17 +649,35 @@ static int job_agree(glex_fabric_t *f, uint64_t key, uint32_t members, int lease
     return glex_error(GLEX_EAGAIN, "all %u JobIDs are in use", GLEX_MAX_JOBS);
 }
 
+int glex_job_agree_local(glex_fabric_t *f, uint64_t key, uint32_t members, int lease)
+{
+    return job_agree(f, key, members, lease);
+}
+
+/* across hosts the JobIDs are node 0's: other hosts ask it over the fabric */
+static int job_at_node0(const glex_fabric_t *f) { return glex_remote(f, 0); }
+
 int glex_job_acquire(glex_fabric_t *f, uint64_t key, uint32_t members)
 {
-    return job_agree(f, key, members, 0);
+    return job_at_node0(f) ? glex_wire_job(f, key, members, 0) : job_agree(f, key, members, 0);
 }
 
 int glex_job_lease(glex_fabric_t *f, uint64_t key, uint32_t members)
 {
-    return job_agree(f, key, members, 1);
+    return job_at_node0(f) ? glex_wire_job(f, key, members, 1) : job_agree(f, key, members, 1);
 }
 
 void glex_job_release(glex_fabric_t *f, int job_id)
+{
+    if (job_id < 0 || job_id >= (int)GLEX_MAX_JOBS)
+        return;
+    if (job_at_node0(f))
+        glex_wire_job_release(f, job_id);
+    else
+        glex_job_release_local(f, job_id);
+}
+
+void glex_job_release_local(glex_fabric_t *f, int job_id)
 {
     if (job_id < 0 || job_id >= (int)GLEX_MAX_JOBS)
         return;

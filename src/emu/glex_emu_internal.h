@@ -116,6 +116,10 @@ typedef struct glex_node_shm {
     _Atomic int32_t pid;       /* owner process, 0 when free */
     _Atomic uint32_t state;    /* glex_node_state_t: FREE, ALIVE (attached) or LEFT */
     _Atomic uint64_t start;    /* owner's start time (glex_proc_start) */
+    /* its traffic with other hosts (glex_emu_wire.c): messages and bytes each
+     * way, messages waiting here for room (now, ever) */
+    _Atomic uint64_t wire_msgs_sent, wire_bytes_sent, wire_msgs_received, wire_bytes_received;
+    _Atomic uint64_t wire_held, wire_held_total;
 } glex_node_shm_t;
 
 typedef enum {
@@ -287,7 +291,55 @@ struct glex_fabric {
     uint64_t vt_host;
     uint64_t vt_real_last, vt_waited; /* ns of CLOCK_MONOTONIC */
     double vt_scale;
+    /* across hosts (glex_emu_wire.c): NULL host_of = one host */
+    uint32_t host, nhosts;
+    uint32_t *host_of;
+    struct glex_wire *wire;
 };
+
+/* is node on another host (its packets travel over the fabric)? */
+static inline int glex_remote(const glex_fabric_t *f, uint32_t node)
+{
+    return f->host_of && f->host_of[node] != f->host;
+}
+
+/* ---- the fabric between hosts (glex_emu_wire.c) ----
+ * Each call hands one operation on a node of another host to the fabric;
+ * that node's process applies it in its own segment and memory, in the
+ * order sent.  A packet that does not fit the receiver's hash buffer (or an
+ * MP message its receive queue) waits there, in order per key, instead of
+ * pushing back on the sender.  All return GLEX_OK, or GLEX_EDEAD when the
+ * node is known gone, GLEX_ESYS on a fabric error. */
+int glex_wire_start(glex_fabric_t *f);
+void glex_wire_stop(glex_fabric_t *f);
+/* a packet into node's hash buffer of unit; cp: count it on the (job, dvp)
+ * CP counter there (an inline data packet) */
+int glex_wire_insert(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_key_t key,
+                     const void *payload, uint32_t len, uint64_t vt, int cp, uint32_t job,
+                     uint32_t dvp);
+/* bytes into node's unit RAM at off */
+int glex_wire_ram(glex_fabric_t *f, uint32_t node, uint32_t unit, uint64_t off, const void *src,
+                  uint64_t len);
+/* bytes into node's process memory at addr (RDMA put) */
+int glex_wire_put(glex_fabric_t *f, uint32_t node, uint64_t addr, const void *src, uint64_t len);
+/* RDMA get: node's [remote, +len) into this process's local; returns a
+ * ticket (>= 0) to poll with glex_wire_get_done, or < 0 */
+int glex_wire_get(glex_fabric_t *f, uint32_t node, void *local, uint64_t remote, uint64_t len);
+/* 0 while a get is in flight, 1 done (the ticket is freed), < 0 failed */
+int glex_wire_get_done(glex_fabric_t *f, int ticket);
+/* an MP message into node's VP dvp receive queue */
+int glex_wire_mp(glex_fabric_t *f, uint32_t node, uint32_t dvp, uint32_t svp, const void *data,
+                 uint32_t len, uint64_t vt);
+/* JobID agreement at node 0 (the job's JobID authority) */
+int glex_wire_job(glex_fabric_t *f, uint64_t key, uint32_t members, int lease);
+void glex_wire_job_release(glex_fabric_t *f, int job_id);
+/* a node of another host that a task waits on: 1 with *why when it is known
+ * gone (a fabric error, or no answer to a probe within GLEX_TIMEOUT) */
+int glex_wire_peer_failed(glex_fabric_t *f, uint32_t node, char *why, size_t len);
+/* the JobID table of this host's segment (glex_emu_fabric.c): node 0's
+ * process serves other hosts' requests with these */
+int glex_job_agree_local(glex_fabric_t *f, uint64_t key, uint32_t members, int lease);
+void glex_job_release_local(glex_fabric_t *f, int job_id);
 
 /* layout accessors */
 static inline glex_node_shm_t *glex_node_shm(const glex_fabric_t *f, uint32_t node)
@@ -348,6 +400,11 @@ void glex_ring_doorbell(glex_fabric_t *f, uint32_t node);
  * condition, glex_host_sleep */
 uint32_t glex_host_token(const glex_fabric_t *f);
 void glex_host_sleep(glex_fabric_t *f, uint32_t token, int timeout_ms);
+
+/* an MP message into node's VP receive queue (glex_emu_vp.c): GLEX_EAGAIN
+ * while that VP is not open or its queue is full */
+int glex_rq_deliver(glex_fabric_t *f, uint32_t node, uint32_t vp, uint32_t src, uint32_t svp,
+                    const void *data, uint32_t len, uint64_t vt);
 
 /* hash buffer (glex_emu_table.c); vt: the packet's virtual send time (ps,
  * kept only with GLEX_VTIME) */

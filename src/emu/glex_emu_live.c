@@ -76,7 +76,10 @@ glex_node_state_t glex_node_state(const glex_fabric_t *f, uint32_t node)
 
 int glex_peer_failure(const glex_fabric_t *f, uint32_t awaited, char *why, size_t len)
 {
-    if (awaited < f->nnodes && awaited != f->node) {
+    if (awaited < f->nnodes && glex_remote(f, awaited)) {
+        if (glex_wire_peer_failed((glex_fabric_t *)f, awaited, why, len))
+            return 1;
+    } else if (awaited < f->nnodes && awaited != f->node) {
         glex_node_state_t s = glex_node_state(f, awaited);
         if (s == GLEX_NODE_DEAD || s == GLEX_NODE_LEFT) {
             snprintf(why, len, "node %u (pid %d) %s", awaited,
@@ -88,6 +91,11 @@ int glex_peer_failure(const glex_fabric_t *f, uint32_t awaited, char *why, size_
     for (uint32_t i = 0; i < f->nnodes; i++) {
         if (i == f->node || glex_node_state(f, i) != GLEX_NODE_DEAD)
             continue;
+        if (glex_remote(f, i)) { /* marked by the fabric (glex_emu_wire.c) */
+            snprintf(why, len, "node %u on host %u is unreachable (fabric error)", i,
+                     f->host_of[i]);
+            return 1;
+        }
         snprintf(why, len, "node %u (pid %d) died", i, (int)atomic_load(&glex_node_shm(f, i)->pid));
         return 1;
     }

@@ -374,6 +374,11 @@ int glex_mcast_create(glex_fabric_t *f, uint32_t seq, const uint32_t *nodes, uin
         rc = glex_error(GLEX_EINVAL, "multicast group: its creator, node %u, is not a member",
                         f->node);
     free(seen);
+    for (uint32_t i = 0; i < n && !rc; i++)
+        if (glex_remote(f, nodes[i]))
+            rc = glex_error(GLEX_ENOTSUP, "multicast group member %u: node %u is on host %u, "
+                            "its creator on host %u (the modeled routers span one host)", i,
+                            nodes[i], f->host_of[nodes[i]], f->host);
     if (rc)
         return rc;
     /* a record: the GID must be free */

@@ -74,6 +74,10 @@ int glex_rmap_get(glex_fabric_t *f, uint32_t node, int32_t fd, uint64_t id, size
     if (node >= f->nnodes)
         return glex_error(GLEX_EINVAL, "mapping a region of node %u: allowed 0..%u", node,
                           f->nnodes - 1);
+    if (glex_remote(f, node))
+        return glex_error(GLEX_ENOTSUP, "mapping a region of node %u: it is on host %u, this "
+                          "process on host %u (regions are mapped within one host)", node,
+                          f->host_of[node], f->host);
     pid_t pid = atomic_load(&glex_node_shm(f, node)->pid);
     if (m->base && m->pid == pid && m->node == node && m->fd == fd && m->id == id &&
         m->bytes >= bytes)

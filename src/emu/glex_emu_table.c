@@ -110,6 +110,8 @@ static int stale(const glex_fabric_t *f, glex_key_t k, const void *arg)
 /* Drop stale packets; called by a sender that found the buffer full. */
 static uint32_t sweep_stale(glex_fabric_t *f, uint32_t node, uint32_t unit)
 {
+    if (f->nhosts > 1) /* JobIDs are agreed at node 0: this segment's generations lag */
+        return 0;
     uint32_t n = drop_where(f, node, unit, stale, NULL);
     atomic_fetch_add_explicit(&glex_unit_shm(f, node, unit)->stale_dropped, n,
                               memory_order_relaxed);
@@ -125,6 +127,8 @@ static inline uint64_t *slot_vt(glex_pkt_hdr_t *e, uint32_t esz)
 int glex_table_insert_vt(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_key_t key,
                          const void *payload, uint32_t len, uint64_t vt)
 {
+    if (glex_remote(f, node)) /* its own process inserts it (glex_emu_wire.c) */
+        return glex_wire_insert(f, node, unit, key, payload, len, vt, 0, 0, 0);
     glex_unit_shm_t *u = glex_unit_shm(f, node, unit);
     uint8_t *tab = glex_unit_table(f, node, unit);
     uint32_t esz = f->hdr->entry_size, nb = nbuckets(f);

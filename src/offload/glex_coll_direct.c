@@ -117,6 +117,9 @@ int glex_direct_claim(glex_group_t *g)
     g->direct = d; /* NULL before: a failed set-up freed its claim */
     if (!d || glex_fabric_params(g->f)->mailboxes == 0)
         return 0;
+    for (uint32_t q = 0; q < g->size; q++) /* mailboxes and cross-memory attach: one host */
+        if (!glex_fabric_same_host(g->f, g->nodes[q]))
+            return 0;
     d->area = calloc(g->size, sizeof *d->area);
     d->acc = malloc(CHUNK_BYTES);
     d->tmp = malloc(CHUNK_BYTES);

@@ -23,7 +23,9 @@ static void usage(FILE *o)
             "                could remove theirs: no creator or attached process alive),\n"
             "                one line per segment removed; --dry-run only lists them\n"
             "  --job NAME    also the per-VP and per-unit counters of job NAME's segment,\n"
-            "                and the modeled routers' multicast tables and link counters\n"
+            "                the modeled routers' multicast tables and link counters, and\n"
+            "                each node's traffic with other hosts (a job across hosts has\n"
+            "                a segment per host: NAME.h0, NAME.h1, ...; doc/multinode.md)\n"
             "  --all         with --job: every unit, also idle ones\n"
             "  --vtime       the virtual-time model's parameters in force (defaults and\n"
             "                GLEX_VTIME_PARAMS), as a parameter file (doc/vtime.md)\n"
@@ -37,6 +39,8 @@ static void usage(FILE *o)
             "  GLEX_VTIME_PARAMS (file; its radix also shapes the routers)\n"
             "  GLEX_VTIME_COMPUTE (0, 0..1e6)  GLEX_MCAST_ENTRIES (64, 1..4096)\n"
             "  GLEX_MCAST_MEMBERS (4096, 2..16777216)  GLEX_MCAST_AGE_S (300, 1..86400)\n"
+            "Across hosts (doc/multinode.md): GLEX_SPLIT_HOSTS (1..ranks: emulated hosts of\n"
+            "  consecutive ranks on this machine)  FI_PROVIDER (tcp;ofi_rxm)\n"
             "Schedule compiler policy (environment, see doc/user-guide.md):\n"
             "  GLEX_COLL_SEGMENT_KB (auto, 1..65536)  GLEX_COLL_PLAN_CACHE (256, 1..1000000)\n"
             "  GLEX_RDMA_KB (auto, 0..1024)  GLEX_STAGE_KB (auto, 0..4194304)\n"
@@ -142,6 +146,26 @@ static void show_network(glex_fabric_t *f, int all)
     }
 }
 
+/* traffic with other hosts (doc/multinode.md): the nodes of this segment
+ * that had any */
+static void show_fabric(glex_fabric_t *f, int all)
+{
+    int header = 0;
+    for (uint32_t n = 0; n < glex_fabric_nnodes(f); n++) {
+        glex_wire_stats_t w;
+        if (glex_fabric_wire_stats(f, n, &w) || (!all && !w.msgs_sent && !w.msgs_received))
+            continue;
+        if (!header++)
+            printf("Fabric between hosts (libfabric):\n  %5s %10s %14s %10s %14s %6s %10s\n",
+                   "node", "msgs_sent", "bytes_sent", "msgs_recv", "bytes_recv", "held",
+                   "held_ever");
+        printf("  %5u %10llu %14llu %10llu %14llu %6llu %10llu\n", n,
+               (unsigned long long)w.msgs_sent, (unsigned long long)w.bytes_sent,
+               (unsigned long long)w.msgs_received, (unsigned long long)w.bytes_received,
+               (unsigned long long)w.held, (unsigned long long)w.held_total);
+    }
+}
+
 static int show_job(const char *job, int all)
 {
     glex_fabric_t *f;
@@ -183,6 +207,7 @@ static int show_job(const char *job, int all)
                    (unsigned long long)c.stale_dropped);
         }
     show_network(f, all);
+    show_fabric(f, all);
     glex_fabric_close(f);
     return 0;
 }

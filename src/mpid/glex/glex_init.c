@@ -156,6 +156,75 @@ static int fabric_error(int rc, const char *what)
     return MPIDI_GLEX_error(rc, msg);
 }
 
+/* Which host each rank is on: GLEX_SPLIT_HOSTS=N splits the job into N
+ * emulated hosts of consecutive ranks (each its own segment, the traffic
+ * between them over libfabric, on one machine; a job of fewer ranks has a
+ * host per rank); else the hosts PMI reports (MPICH's node map: hydra's
+ * -hosts, -f hostfile, -ppn). */
+static int host_map(uint32_t * nhosts, uint32_t ** host_of)
+{
+    int size = MPIR_Process.size;
+    uint64_t split = 0;
+    *nhosts = 1;
+    *host_of = NULL;
+    if (glex_env("GLEX_SPLIT_HOSTS") && *glex_env("GLEX_SPLIT_HOSTS")) {
+        int rc = glex_env_uint("GLEX_SPLIT_HOSTS", 1, GLEX_MAX_NODES, &split);
+        if (rc)
+            return rc;
+        if (split > (uint64_t) size)
+            split = (uint64_t) size;
+    } else if (MPIR_Process.num_nodes > 1 && MPIR_Process.node_map) {
+        split = 0;
+        *nhosts = (uint32_t) MPIR_Process.num_nodes;
+    }
+    if (split <= 1 && *nhosts == 1)
+        return GLEX_OK;
+    *host_of = MPL_malloc(sizeof **host_of * (size_t) size, MPL_MEM_OTHER);
+    if (!*host_of)
+        return glex_error(GLEX_ENOMEM, "out of memory for the host map of %d ranks", size);
+    for (int i = 0; i < size; i++)
+        (*host_of)[i] = split > 1 ? (uint32_t) ((uint64_t) i * split / (uint64_t) size)
+            : (uint32_t) MPIR_Process.node_map[i];
+    if (split > 1)
+        *nhosts = (uint32_t) split;
+    return GLEX_OK;
+}
+
+/* every rank's fabric address, through PMI */
+static int connect_hosts(void)
+{
+    typedef struct {
+        uint32_t len;
+        uint8_t addr[GLEX_ADDR_MAX];
+    } addr_t;
+    int mpi_errno = MPI_SUCCESS, size = MPIR_Process.size;
+    addr_t mine;
+    memset(&mine, 0, sizeof mine);
+    size_t len = 0;
+    int rc = glex_fabric_address(MPIDI_GLEX_global.fabric, mine.addr, &len);
+    if (rc)
+        return fabric_error(rc, "the fabric address");
+    mine.len = (uint32_t) len;
+    addr_t *all = MPL_malloc(sizeof *all * (size_t) size, MPL_MEM_OTHER);
+    size_t *lens = MPL_malloc(sizeof *lens * (size_t) size, MPL_MEM_OTHER);
+    if (!all || !lens) {
+        MPL_free(all);
+        MPL_free(lens);
+        return fabric_error(glex_error(GLEX_ENOMEM, "%d addresses", size), "out of memory");
+    }
+    mpi_errno = MPIR_pmi_allgather(&mine, sizeof mine, all, sizeof mine, MPIR_PMI_DOMAIN_ALL);
+    if (!mpi_errno) {
+        for (int i = 0; i < size; i++)
+            lens[i] = all[i].len;
+        rc = glex_fabric_connect(MPIDI_GLEX_global.fabric, all[0].addr, sizeof *all, lens);
+        if (rc)
+            mpi_errno = fabric_error(rc, "connecting the hosts");
+    }
+    MPL_free(all);
+    MPL_free(lens);
+    return mpi_errno;
+}
+
 int MPIDI_GLEX_init_world(void)
 {
     int mpi_errno = MPI_SUCCESS, rc;
@@ -200,10 +269,16 @@ int MPIDI_GLEX_init_world(void)
         job[n++] = (isalnum((unsigned char) *s) || *s == '_' || *s == '.' || *s == '-') ? *s : '_';
     job[n] = 0;
 
-    rc = glex_fabric_open(job, (uint32_t) MPIR_Process.size, (uint32_t) MPIR_Process.rank, &p,
-                          &MPIDI_GLEX_global.fabric);
+    uint32_t nhosts = 1, *host_of = NULL;
+    if ((rc = host_map(&nhosts, &host_of)))
+        return fabric_error(rc, "bad GLEX_* setting");
+    rc = glex_fabric_open_hosts(job, (uint32_t) MPIR_Process.size, (uint32_t) MPIR_Process.rank,
+                                &p, nhosts, host_of, &MPIDI_GLEX_global.fabric);
+    MPL_free(host_of);
     if (rc)
         return fabric_error(rc, "opening the emulated fabric");
+    if (nhosts > 1 && (mpi_errno = connect_hosts()))
+        return mpi_errno;
     rc = glex_vp_open(MPIDI_GLEX_global.fabric, MPIDI_GLEX_AM_VP, &MPIDI_GLEX_global.am_vp);
     if (!rc)
         rc = glex_vp_open(MPIDI_GLEX_global.fabric, MPIDI_GLEX_COLL_VP,

@@ -24,6 +24,17 @@ AM_COND_IF([BUILD_CH4_NETMOD_GLEX],[
         [AC_MSG_ERROR([ch4:glex needs linux/futex.h: install the Debian package linux-libc-dev])])
     AC_SEARCH_LIBS([shm_open], [rt], [],
         [AC_MSG_ERROR([ch4:glex needs shm_open: install the Debian package libc6-dev])])
+    dnl jobs across hosts over libfabric, unless scripts/build-mpich.sh
+    dnl passes GLEX_LIBFABRIC=no (this project's configure --without-libfabric)
+    glex_fabric=no
+    AS_IF([test "X$GLEX_LIBFABRIC" != "Xno"], [
+        AC_CHECK_HEADER([rdma/fabric.h], [
+            AC_SEARCH_LIBS([fi_getinfo], [fabric], [glex_fabric=yes])])])
+    AS_IF([test "X$GLEX_LIBFABRIC" = "Xyes" && test "$glex_fabric" = no],
+        [AC_MSG_ERROR([ch4:glex: libfabric not found: install the Debian package libfabric-dev])])
+    AS_IF([test "$glex_fabric" = yes],
+        [PAC_APPEND_FLAG([-DGLEX_HAVE_LIBFABRIC=1], [CPPFLAGS])])
+    AC_MSG_NOTICE([ch4:glex jobs across hosts (libfabric): $glex_fabric])
 ])dnl
 ])dnl
 

@@ -1,0 +1,691 @@
+/* glex_emu_wire.c - the network between hosts.  A job may span hosts: each
+ * host keeps its nodes in a segment of its own, and what a node sends to a
+ * node of another host (a packet for its hash buffer, a pulse for its unit
+ * RAM, RDMA, an MP message, a JobID request) travels as one message over
+ * libfabric (FI_EP_RDM, FI_MSG, messages in order).  The receiving process
+ * applies each message in its own segment and memory, in arrival order, as
+ * its NIC's receive port would; a progress thread per process waits on the
+ * fabric for it.  See doc/multinode.md. */
+#define _GNU_SOURCE
+#include "glex_emu_internal.h"
+
+#ifdef GLEX_HAVE_LIBFABRIC
+#include "glex_emu_wire.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int glex_wire_fail(const char *what, ssize_t rc)
+{
+    return glex_error(GLEX_ESYS, "libfabric %s: %s", what, fi_strerror((int)-rc));
+}
+
+/* ---------------------------------------------------------------- sending */
+
+/* dead[node]: 1 unreachable (a fabric error, or no answer to a probe), 2
+ * left the job (it said so as it closed) */
+void glex_wire_mark_dead(glex_fabric_t *f, uint32_t node, const char *why)
+{
+    struct glex_wire *w = f->wire;
+    uint8_t z = 0;
+    if (node >= f->nnodes || !atomic_compare_exchange_strong(&w->dead[node], &z, 1))
+        return;
+    atomic_store(&glex_node_shm(f, node)->state, GLEX_NODE_DEAD);
+    fprintf(stderr, "glex: node %u: node %u on host %u is unreachable over the fabric (%s)\n",
+            f->node, node, f->host_of[node], why);
+    glex_ring(f, f->node); /* whoever waits here looks at its peers */
+}
+
+static wbuf_t *take_send(glex_fabric_t *f)
+{
+    struct glex_wire *w = f->wire;
+    for (;;) {
+        pthread_mutex_lock(&w->send_mu);
+        wbuf_t *b = w->free_send;
+        if (b)
+            w->free_send = b->next;
+        pthread_mutex_unlock(&w->send_mu);
+        if (b)
+            return b;
+        if (!glex_wire_drain(f, 0))
+            sched_yield();
+    }
+}
+
+static void give_send(struct glex_wire *w, wbuf_t *b)
+{
+    pthread_mutex_lock(&w->send_mu);
+    b->next = w->free_send;
+    w->free_send = b;
+    pthread_mutex_unlock(&w->send_mu);
+    atomic_fetch_sub(&w->sends_out, 1);
+}
+
+/* one message of header h and len payload bytes to node */
+int glex_wire_send(glex_fabric_t *f, uint32_t node, wmsg_t *h, const void *p, uint32_t len)
+{
+    struct glex_wire *w = f->wire;
+    if (!atomic_load(&w->connected))
+        return GLEX_EAGAIN; /* the addresses are not exchanged yet */
+    if (atomic_load(&w->dead[node]))
+        return glex_error(GLEX_EDEAD, "node %u on host %u %s", node, f->host_of[node],
+                          atomic_load(&w->dead[node]) == 2 ? "left the job"
+                                                           : "is unreachable over the fabric");
+    h->src = f->node;
+    h->len = len;
+    h->token = w->token;
+    wbuf_t *b = take_send(f);
+    b->node = node;
+    memcpy(b->data, h, sizeof *h);
+    if (len)
+        memcpy(b->data + sizeof *h, p, len);
+    atomic_fetch_add(&w->sends_out, 1);
+    pthread_mutex_lock(&w->order_mu);
+    ((wmsg_t *)(void *)b->data)->seq = w->tx_seq[node];
+    /* a peer that takes nothing for GLEX_TIMEOUT (1 s once this process
+     * closes) is taken for gone */
+    uint64_t t0 = 0, give_up = 0;
+    for (;;) {
+        ssize_t rc = fi_send(w->ep, b->data, sizeof *h + len, NULL, (fi_addr_t)node, &b->ctx);
+        if (rc == 0)
+            break;
+        uint64_t now = glex_coarse_ns();
+        if (!give_up) {
+            t0 = now;
+            give_up = now + (atomic_load(&w->closing) ? 1000ull : f->p.timeout_ms) * 1000000ull;
+        }
+        if (rc != -FI_EAGAIN || now > give_up) {
+            pthread_mutex_unlock(&w->order_mu);
+            give_send(w, b);
+            glex_wire_mark_dead(f, node, rc == -FI_EAGAIN ? "it takes no message" : fi_strerror((int)-rc));
+            return rc == -FI_EAGAIN ? glex_error(GLEX_EDEAD, "node %u on host %u took no "
+                                                 "message for %.3f s", node, f->host_of[node],
+                                                 (now - t0) / 1e9)
+                                    : glex_wire_fail("fi_send", rc);
+        }
+        if (!glex_wire_drain(f, 0))
+            sched_yield();
+    }
+    w->tx_seq[node]++;
+    pthread_mutex_unlock(&w->order_mu);
+    atomic_store_explicit(&w->talked[node], 1, memory_order_relaxed);
+    glex_node_shm_t *me = glex_node_shm(f, f->node);
+    atomic_fetch_add_explicit(&me->wire_msgs_sent, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&me->wire_bytes_sent, sizeof *h + len, memory_order_relaxed);
+    return GLEX_OK;
+}
+
+/* ------------------------------------------------------------- receiving */
+
+static void hold(glex_fabric_t *f, const wmsg_t *m)
+{
+    struct glex_wire *w = f->wire;
+    held_t *e = malloc(sizeof *e + m->len);
+    if (!e) {
+        fprintf(stderr, "glex: out of memory holding a fabric message of %u bytes\n", m->len);
+        return;
+    }
+    memcpy(&e->m, m, sizeof *m + m->len);
+    e->next = NULL;
+    if (w->held_tail)
+        w->held_tail->next = e;
+    else
+        w->held = e;
+    w->held_tail = e;
+    atomic_fetch_add(&w->nheld, 1);
+    atomic_fetch_add(&glex_node_shm(f, f->node)->wire_held, 1);
+    atomic_fetch_add(&glex_node_shm(f, f->node)->wire_held_total, 1);
+}
+
+/* is an earlier message of the same stream held (same key, or MP to the
+ * same VP)?  Then m waits behind it: never overtakes */
+static int held_before(const struct glex_wire *w, const held_t *stop, const wmsg_t *m)
+{
+    for (const held_t *e = w->held; e && e != stop; e = e->next) {
+        if (e->m.type != m->type)
+            continue;
+        if (m->type == W_MP && e->m.unit == m->unit)
+            return 1;
+        if (m->type == W_INSERT && e->m.x == m->x && e->m.y == m->y && e->m.unit == m->unit)
+            return 1;
+    }
+    return 0;
+}
+
+/* a held-able message into the segment: GLEX_EAGAIN when it must wait */
+static int deliver(glex_fabric_t *f, const wmsg_t *m)
+{
+    const uint8_t *p = (const uint8_t *)(m + 1);
+    if (m->type == W_MP)
+        return glex_rq_deliver(f, f->node, m->unit, m->src, m->aux, p, m->len, m->vt);
+    glex_key_t k = { .hi = m->x, .lo = (uint32_t)m->y };
+    int rc = glex_table_insert_vt(f, f->node, m->unit, k, p, m->len, m->vt);
+    if (rc == GLEX_OK && m->cp)
+        atomic_fetch_add_explicit(glex_cp_counter(f, f->node, m->aux, (uint32_t)(m->y >> 32)), 1,
+                                  memory_order_release);
+    return rc;
+}
+
+static void service(struct glex_wire *w, const wmsg_t *m)
+{
+    held_t *e = malloc(sizeof *e);
+    if (!e)
+        return;
+    e->m = *m;
+    e->next = NULL;
+    pthread_mutex_lock(&w->svc_mu);
+    if (w->svc_tail)
+        w->svc_tail->next = e;
+    else
+        w->svc = e;
+    w->svc_tail = e;
+    pthread_mutex_unlock(&w->svc_mu);
+    uint64_t one = 1;
+    if (write(w->evfd, &one, sizeof one) < 0) { /* the thread polls anyway */
+    }
+}
+
+static int in_ram(const glex_fabric_t *f, const wmsg_t *m)
+{
+    return m->unit < f->p.units && m->x + m->len <= (uint64_t)f->p.unit_buffer_kb * 1024u;
+}
+
+/* apply one message in its turn (under cq_mu) */
+static void apply_one(glex_fabric_t *f, const wmsg_t *m)
+{
+    struct glex_wire *w = f->wire;
+    const uint8_t *p = (const uint8_t *)(m + 1);
+    switch (m->type) {
+    case W_INSERT:
+    case W_MP:
+        if ((m->type == W_INSERT && (m->unit >= f->p.units || m->len > f->p.inline_max)) ||
+            (m->type == W_MP && (m->unit >= f->p.vps_per_node || m->len > GLEX_INLINE_CAP))) {
+            fprintf(stderr, "glex: node %u: fabric message from node %u: unit/VP %u or length %u "
+                    "out of range\n", f->node, m->src, m->unit, m->len);
+            return;
+        }
+        if (held_before(w, NULL, m) || deliver(f, m) == GLEX_EAGAIN)
+            hold(f, m);
+        break;
+    case W_RAM:
+        if (!in_ram(f, m)) {
+            fprintf(stderr, "glex: node %u: unit RAM write from node %u at %llu+%u is outside "
+                    "the unit's %u KiB\n", f->node, m->src, (unsigned long long)m->x, m->len,
+                    f->p.unit_buffer_kb);
+            return;
+        }
+        memcpy(glex_unit_ram(f, f->node, m->unit) + m->x, p, m->len);
+        break;
+    case W_PUT:
+        memcpy((void *)(uintptr_t)m->x, p, m->len);
+        glex_rdma_landed((void *)(uintptr_t)m->x, m->len);
+        break;
+    case W_GOT:
+        if (m->aux < NGETS)
+            atomic_store(&w->gets[m->aux], m->cp ? -1 : 2);
+        break;
+    case W_JOBREPLY:
+        pthread_mutex_lock(&w->job_mu);
+        if (m->aux < NJOBS) {
+            w->job_result[m->aux] = (int64_t)m->y;
+            w->job_gen[m->aux] = m->z;
+            w->job_done[m->aux] = 1;
+        }
+        pthread_cond_broadcast(&w->job_cv);
+        pthread_mutex_unlock(&w->job_mu);
+        break;
+    case W_JOBREL:
+        glex_job_release_local(f, (int)m->aux);
+        break;
+    case W_PONG:
+        atomic_store(&w->pong_ns[m->src], glex_coarse_ns());
+        break;
+    case W_BYE:
+        atomic_store(&w->dead[m->src], 2);
+        atomic_store(&glex_node_shm(f, m->src)->state, GLEX_NODE_LEFT);
+        break;
+    case W_GET:
+    case W_JOB:
+    case W_PING:
+        service(w, m); /* answered by the progress thread, outside cq_mu */
+        break;
+    default:
+        fprintf(stderr, "glex: node %u: fabric message of unknown type %u from node %u\n",
+                f->node, m->type, m->src);
+        return;
+    }
+    glex_ring(f, f->node);
+}
+
+/* a message as it completes: applied when it is its sender's next, else
+ * kept until the ones sent before it are in (under cq_mu) */
+static void apply(glex_fabric_t *f, const wmsg_t *m, size_t got)
+{
+    struct glex_wire *w = f->wire;
+    if (got < sizeof *m || got != sizeof *m + m->len || m->src >= f->nnodes) {
+        fprintf(stderr, "glex: node %u: a fabric message of %zu bytes is malformed\n", f->node,
+                got);
+        return;
+    }
+    if (m->token != w->token) {
+        atomic_fetch_add(&w->strays, 1);
+        return;
+    }
+    glex_node_shm_t *me = glex_node_shm(f, f->node);
+    atomic_fetch_add_explicit(&me->wire_msgs_received, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&me->wire_bytes_received, got, memory_order_relaxed);
+    atomic_store_explicit(&w->talked[m->src], 1, memory_order_relaxed);
+    if (m->seq != w->rx_next[m->src]) {
+        held_t *e = malloc(sizeof *e + m->len);
+        if (!e) {
+            fprintf(stderr, "glex: out of memory keeping a fabric message of %u bytes\n", m->len);
+            return;
+        }
+        memcpy(&e->m, m, sizeof *m + m->len);
+        e->next = w->early;
+        w->early = e;
+        return;
+    }
+    apply_one(f, m);
+    uint32_t src = m->src;
+    w->rx_next[src]++;
+    for (int found = 1; found && w->early;) {
+        found = 0;
+        for (held_t **pe = &w->early; *pe; pe = &(*pe)->next) {
+            held_t *e = *pe;
+            if (e->m.src != src || e->m.seq != w->rx_next[src])
+                continue;
+            *pe = e->next;
+            apply_one(f, &e->m);
+            w->rx_next[src]++;
+            free(e);
+            found = 1;
+            break;
+        }
+    }
+}
+
+/* held messages whose turn has come; 1 if any went in */
+static int retry_held(glex_fabric_t *f)
+{
+    struct glex_wire *w = f->wire;
+    int any = 0;
+    held_t *prev = NULL;
+    for (held_t *e = w->held; e;) {
+        if (held_before(w, e, &e->m) || deliver(f, &e->m) == GLEX_EAGAIN) {
+            prev = e;
+            e = e->next;
+            continue;
+        }
+        held_t *n = e->next;
+        if (prev)
+            prev->next = n;
+        else
+            w->held = n;
+        if (w->held_tail == e)
+            w->held_tail = prev;
+        free(e);
+        atomic_fetch_sub(&w->nheld, 1);
+        atomic_fetch_sub(&glex_node_shm(f, f->node)->wire_held, 1);
+        any = 1;
+        e = n;
+    }
+    if (any)
+        glex_ring(f, f->node);
+    return any;
+}
+
+static void post_recv(glex_fabric_t *f, wbuf_t *b)
+{
+    struct glex_wire *w = f->wire;
+    for (int i = 0; i < 1000000 && !atomic_load(&w->stop); i++) {
+        ssize_t rc = fi_recv(w->ep, b->data, BUFSZ, NULL, FI_ADDR_UNSPEC, &b->ctx);
+        if (rc != -FI_EAGAIN)
+            return;
+        struct fi_cq_msg_entry e;
+        (void)fi_cq_read(w->cq, &e, 0); /* progress only */
+    }
+}
+
+/* read and handle completions; block: wait for cq_mu, else give up when
+ * another thread reads.  Returns how many were handled. */
+int glex_wire_drain(glex_fabric_t *f, int block)
+{
+    struct glex_wire *w = f->wire;
+    if (block)
+        pthread_mutex_lock(&w->cq_mu);
+    else if (pthread_mutex_trylock(&w->cq_mu))
+        return 0;
+    int n = 0;
+    for (;;) {
+        struct fi_cq_msg_entry e[16];
+        ssize_t got = fi_cq_read(w->cq, e, 16);
+        if (got == -FI_EAVAIL) {
+            struct fi_cq_err_entry err;
+            memset(&err, 0, sizeof err);
+            if (fi_cq_readerr(w->cq, &err, 0) == 1 && err.op_context) {
+                wbuf_t *b = err.op_context;
+                if (b->is_recv) {
+                    if (!atomic_load(&w->stop))
+                        post_recv(f, b);
+                } else {
+                    glex_wire_mark_dead(f, b->node, fi_strerror(err.err));
+                    give_send(w, b);
+                }
+            }
+            n++;
+            continue;
+        }
+        if (got <= 0)
+            break;
+        for (ssize_t i = 0; i < got; i++) {
+            wbuf_t *b = e[i].op_context;
+            if (!b->is_recv) {
+                give_send(w, b);
+                continue;
+            }
+            apply(f, (const wmsg_t *)(void *)b->data, e[i].len);
+            if (!atomic_load(&w->stop))
+                post_recv(f, b);
+        }
+        n += (int)got;
+    }
+    if (w->held)
+        n += retry_held(f);
+    pthread_mutex_unlock(&w->cq_mu);
+    return n;
+}
+
+/* requests answered by the progress thread: GET (the data back, then GOT),
+ * JOB (node 0 agrees on a JobID), PING */
+static void run_services(glex_fabric_t *f)
+{
+    struct glex_wire *w = f->wire;
+    for (;;) {
+        pthread_mutex_lock(&w->svc_mu);
+        held_t *e = w->svc;
+        if (e) {
+            w->svc = e->next;
+            if (!w->svc)
+                w->svc_tail = NULL;
+        }
+        pthread_mutex_unlock(&w->svc_mu);
+        if (!e)
+            return;
+        wmsg_t *m = &e->m, r;
+        memset(&r, 0, sizeof r);
+        r.aux = m->aux;
+        if (m->type == W_GET) {
+            int bad = 0;
+            for (uint64_t off = 0; off < m->z && !bad; off += CHUNK) {
+                uint32_t n = m->z - off < CHUNK ? (uint32_t)(m->z - off) : CHUNK;
+                wmsg_t put;
+                memset(&put, 0, sizeof put);
+                put.type = W_PUT;
+                put.x = m->y + off;
+                bad = glex_wire_send(f, m->src, &put, (const void *)(uintptr_t)(m->x + off), n) != GLEX_OK;
+            }
+            r.type = W_GOT;
+            r.cp = (uint8_t)bad;
+            glex_wire_send(f, m->src, &r, NULL, 0);
+        } else if (m->type == W_JOB) {
+            int id = glex_job_agree_local(f, m->x, m->aux >> 1, (int)(m->aux & 1u));
+            r.type = W_JOBREPLY;
+            r.aux = (uint32_t)m->z;
+            r.y = (uint64_t)(int64_t)id;
+            r.z = id >= 0 ? atomic_load(&f->hdr->jobs[id].gen) : 0;
+            glex_wire_send(f, m->src, &r, NULL, 0);
+        } else if (m->type == W_PING) {
+            r.type = W_PONG;
+            glex_wire_send(f, m->src, &r, NULL, 0);
+        }
+        free(e);
+    }
+}
+
+static void *progress_thread(void *arg)
+{
+    glex_fabric_t *f = arg;
+    struct glex_wire *w = f->wire;
+    while (!atomic_load(&w->stop) && !atomic_load(&w->connected))
+        usleep(1000); /* the job's token first: the provider keeps what arrives */
+    while (!atomic_load(&w->stop)) {
+        int n = glex_wire_drain(f, 1);
+        run_services(f);
+        if (n)
+            continue;
+        /* sends in flight or messages held: look again soon */
+        int ms = atomic_load(&w->sends_out) ? 0 : atomic_load(&w->nheld) ? 1 : 100;
+        struct pollfd pf[2] = { { .fd = w->evfd, .events = POLLIN }, { .fd = w->cq_fd,
+                                                                      .events = POLLIN } };
+        int np = 1;
+        if (w->cq_fd >= 0) {
+            struct fid *fids[1] = { &w->cq->fid };
+            if (fi_trywait(w->fabric, fids, 1) != FI_SUCCESS)
+                continue;
+            np = 2;
+        } else if (ms > 1) {
+            ms = 1;
+        }
+        if (ms == 0) {
+            sched_yield();
+            continue;
+        }
+        if (poll(pf, (nfds_t)np, ms) > 0 && (pf[0].revents & POLLIN)) {
+            uint64_t v;
+            if (read(w->evfd, &v, sizeof v) < 0) { /* drained either way */
+            }
+        }
+    }
+    return NULL;
+}
+
+/* ------------------------------------------------------------ set-up */
+
+int glex_wire_start(glex_fabric_t *f)
+{
+    struct glex_wire *w = calloc(1, sizeof *w);
+    if (!w)
+        return glex_error(GLEX_ENOMEM, "out of memory for the fabric endpoint");
+    f->wire = w;
+    w->cq_fd = w->evfd = -1;
+    int32_t pid;
+    uint64_t start;
+    glex_proc_self(&pid, &start);
+    w->nonce = glex_now_ns() ^ ((uint64_t)pid << 40) ^ start * 0x9e3779b97f4a7c15ull;
+    pthread_mutex_init(&w->cq_mu, NULL);
+    pthread_mutex_init(&w->send_mu, NULL);
+    pthread_mutex_init(&w->svc_mu, NULL);
+    pthread_mutex_init(&w->job_mu, NULL);
+    pthread_cond_init(&w->job_cv, NULL);
+    w->ping_ns = calloc(f->nnodes, sizeof *w->ping_ns);
+    w->pong_ns = calloc(f->nnodes, sizeof *w->pong_ns);
+    w->dead = calloc(f->nnodes, sizeof *w->dead);
+    w->talked = calloc(f->nnodes, sizeof *w->talked);
+    w->rx_next = calloc(f->nnodes, sizeof *w->rx_next);
+    w->tx_seq = calloc(f->nnodes, sizeof *w->tx_seq);
+    pthread_mutex_init(&w->order_mu, NULL);
+    w->bufs = aligned_alloc(64, sizeof(wbuf_t) * (NRECV + NSEND));
+    if (!w->ping_ns || !w->pong_ns || !w->dead || !w->bufs || !w->rx_next || !w->tx_seq ||
+        !w->talked)
+        return glex_error(GLEX_ENOMEM, "out of memory for the fabric endpoint");
+
+    struct fi_info *hints = fi_allocinfo();
+    if (!hints)
+        return glex_error(GLEX_ENOMEM, "out of memory for libfabric hints");
+    hints->ep_attr->type = FI_EP_RDM;
+    hints->caps = FI_MSG;
+    hints->mode = FI_CONTEXT;
+    hints->tx_attr->msg_order = FI_ORDER_SAS;
+    hints->rx_attr->msg_order = FI_ORDER_SAS;
+    hints->domain_attr->threading = FI_THREAD_SAFE;
+    hints->domain_attr->av_type = FI_AV_TABLE;
+    hints->domain_attr->mr_mode = 0;
+    const char *prov = getenv("FI_PROVIDER");
+    hints->fabric_attr->prov_name = strdup(prov && *prov ? prov : "tcp;ofi_rxm");
+    int rc = fi_getinfo(FI_VERSION(1, 9), NULL, NULL, 0, hints, &w->info);
+    fi_freeinfo(hints);
+    if (rc)
+        return glex_error(GLEX_ESYS, "libfabric: no provider '%s' with reliable datagrams and "
+                          "ordered messages (fi_getinfo: %s); set FI_PROVIDER to one fi_info "
+                          "lists", prov && *prov ? prov : "tcp;ofi_rxm", fi_strerror(-rc));
+    struct fi_cq_attr cqa = { .format = FI_CQ_FORMAT_MSG, .size = 4 * (NRECV + NSEND),
+                              .wait_obj = FI_WAIT_FD };
+    struct fi_av_attr ava = { .type = FI_AV_TABLE, .count = f->nnodes };
+    if ((rc = fi_fabric(w->info->fabric_attr, &w->fabric, NULL)))
+        return glex_wire_fail("fi_fabric", rc);
+    if ((rc = fi_domain(w->fabric, w->info, &w->domain, NULL)))
+        return glex_wire_fail("fi_domain", rc);
+    if ((rc = fi_cq_open(w->domain, &cqa, &w->cq, NULL))) { /* no wait object: poll */
+        cqa.wait_obj = FI_WAIT_NONE;
+        if ((rc = fi_cq_open(w->domain, &cqa, &w->cq, NULL)))
+            return glex_wire_fail("fi_cq_open", rc);
+    } else if (fi_control(&w->cq->fid, FI_GETWAIT, &w->cq_fd)) {
+        w->cq_fd = -1;
+    }
+    if ((rc = fi_av_open(w->domain, &ava, &w->av, NULL)))
+        return glex_wire_fail("fi_av_open", rc);
+    if ((rc = fi_endpoint(w->domain, w->info, &w->ep, NULL)))
+        return glex_wire_fail("fi_endpoint", rc);
+    if ((rc = fi_ep_bind(w->ep, &w->cq->fid, FI_TRANSMIT | FI_RECV)) ||
+        (rc = fi_ep_bind(w->ep, &w->av->fid, 0)))
+        return glex_wire_fail("fi_ep_bind", rc);
+    if ((rc = fi_enable(w->ep)))
+        return glex_wire_fail("fi_enable", rc);
+    for (uint32_t i = 0; i < NRECV + NSEND; i++) {
+        wbuf_t *b = &w->bufs[i];
+        b->is_recv = i < NRECV;
+        if (b->is_recv) {
+            post_recv(f, b);
+        } else {
+            b->next = w->free_send;
+            w->free_send = b;
+        }
+    }
+    w->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (w->evfd < 0)
+        return glex_error(GLEX_ESYS, "eventfd: %s", strerror(errno));
+    if ((rc = pthread_create(&w->th, NULL, progress_thread, f)))
+        return glex_error(GLEX_ESYS, "the fabric's progress thread: %s", strerror(rc));
+    w->have_thread = 1;
+    return GLEX_OK;
+}
+
+void glex_wire_stop(glex_fabric_t *f)
+{
+    struct glex_wire *w = f->wire;
+    if (!w)
+        return;
+    /* the other hosts' nodes learn that this one left (not failed), and
+     * what this process sent must leave before its endpoint closes */
+    atomic_store(&w->closing, 1);
+    if (atomic_load(&w->connected))
+        for (uint32_t i = 0; i < f->nnodes; i++)
+            if (glex_remote(f, i) && atomic_load(&w->talked[i]) && !atomic_load(&w->dead[i])) {
+                wmsg_t m;
+                memset(&m, 0, sizeof m);
+                m.type = W_BYE;
+                (void)glex_wire_send(f, i, &m, NULL, 0);
+            }
+    uint64_t end = glex_now_ns() + 2000000000ull;
+    while (w->have_thread && atomic_load(&w->sends_out) && glex_now_ns() < end)
+        if (!glex_wire_drain(f, 0))
+            sched_yield();
+    atomic_store(&w->stop, 1);
+    if (w->have_thread) {
+        uint64_t one = 1;
+        if (write(w->evfd, &one, sizeof one) < 0) {
+        }
+        pthread_join(w->th, NULL);
+    }
+    if (w->ep)
+        fi_close(&w->ep->fid);
+    if (w->av)
+        fi_close(&w->av->fid);
+    if (w->cq)
+        fi_close(&w->cq->fid);
+    if (w->domain)
+        fi_close(&w->domain->fid);
+    if (w->fabric)
+        fi_close(&w->fabric->fid);
+    if (w->info)
+        fi_freeinfo(w->info);
+    if (w->evfd >= 0)
+        close(w->evfd);
+    while (w->held) {
+        held_t *e = w->held;
+        w->held = e->next;
+        free(e);
+    }
+    for (held_t **l = &w->svc; l; l = l == &w->svc ? &w->early : NULL)
+        while (*l) {
+            held_t *e = *l;
+            *l = e->next;
+            free(e);
+        }
+    free(w->rx_next);
+    free(w->tx_seq);
+    pthread_mutex_destroy(&w->order_mu);
+    free(w->bufs);
+    free((void *)w->ping_ns);
+    free((void *)w->pong_ns);
+    free((void *)w->dead);
+    free((void *)w->talked);
+    pthread_mutex_destroy(&w->cq_mu);
+    pthread_mutex_destroy(&w->send_mu);
+    pthread_mutex_destroy(&w->svc_mu);
+    pthread_mutex_destroy(&w->job_mu);
+    pthread_cond_destroy(&w->job_cv);
+    free(w);
+    f->wire = NULL;
+}
+
+int glex_fabric_address(glex_fabric_t *f, void *buf, size_t *len)
+{
+    if (!f->wire) {
+        *len = 0;
+        return GLEX_OK;
+    }
+    /* the endpoint's name, then this process's nonce */
+    size_t n = GLEX_ADDR_MAX - sizeof f->wire->nonce;
+    int rc = fi_getname(&f->wire->ep->fid, buf, &n);
+    if (rc)
+        return rc == -FI_ETOOSMALL
+                   ? glex_error(GLEX_EINVAL, "the fabric address is %zu bytes, more than %zu", n,
+                                GLEX_ADDR_MAX - sizeof f->wire->nonce)
+                   : glex_wire_fail("fi_getname", rc);
+    memcpy((uint8_t *)buf + n, &f->wire->nonce, sizeof f->wire->nonce);
+    *len = n + sizeof f->wire->nonce;
+    return GLEX_OK;
+}
+
+int glex_fabric_connect(glex_fabric_t *f, const void *addrs, size_t stride, const size_t *len)
+{
+    struct glex_wire *w = f->wire;
+    if (!w)
+        return GLEX_OK;
+    if (atomic_load(&w->connected))
+        return glex_error(GLEX_EBUSY, "node %u: the fabric addresses are set already", f->node);
+    uint64_t token = 0xcbf29ce484222325ull; /* FNV-1a over every address and nonce */
+    for (uint32_t i = 0; i < f->nnodes; i++) {
+        size_t most = stride < GLEX_ADDR_MAX ? stride : (size_t)GLEX_ADDR_MAX;
+        if (len[i] <= sizeof w->nonce || len[i] > most)
+            return glex_error(GLEX_EINVAL, "address of node %u: %zu bytes, allowed %zu..%zu", i,
+                              len[i], sizeof w->nonce + 1, most);
+        const uint8_t *a8 = (const uint8_t *)addrs + i * stride;
+        for (size_t k = 0; k < len[i]; k++)
+            token = (token ^ a8[k]) * 0x100000001b3ull;
+        fi_addr_t a = FI_ADDR_NOTAVAIL;
+        int n = fi_av_insert(w->av, a8, 1, &a, 0, NULL);
+        if (n != 1 || a != (fi_addr_t)i)
+            return glex_error(GLEX_ESYS, "libfabric fi_av_insert of node %u's address: %s", i,
+                              n < 0 ? fi_strerror(-n) : "not inserted in node order");
+    }
+    w->token = token;
+    atomic_store(&w->connected, 1);
+    return GLEX_OK;
+}
+
+#endif /* GLEX_HAVE_LIBFABRIC */

@@ -1,0 +1,109 @@
+/* glex_emu_wire.h - the fabric between hosts, private to glex_emu_wire.c
+ * (the transport: endpoint, messages, the progress thread) and
+ * glex_emu_wire_ops.c (what the NIC model sends over it). */
+#ifndef GLEX_EMU_WIRE_H
+#define GLEX_EMU_WIRE_H
+#ifdef GLEX_HAVE_LIBFABRIC
+#include "glex_emu_internal.h"
+
+#include <poll.h>
+#include <pthread.h>
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+enum {
+    W_INSERT = 1, W_RAM, W_PUT, W_GET, W_GOT, W_MP, W_JOB, W_JOBREPLY, W_JOBREL, W_PING, W_PONG,
+    W_BYE
+};
+
+/* a message: this header, then len bytes */
+typedef struct wmsg {
+    uint8_t type, cp;
+    uint16_t unit; /* unit (INSERT, RAM) or VP (MP: destination) */
+    uint32_t len;  /* payload bytes */
+    uint32_t src;  /* sending node */
+    uint32_t aux;  /* job (INSERT with cp), source VP (MP), members (JOB), ticket */
+    uint64_t x;    /* key hi; address (RAM offset, PUT/GET target); JobID key */
+    uint64_t y;    /* key lo | dest VP << 32 (INSERT); GET reply address; result (JOBREPLY) */
+    uint64_t z;    /* GET length; generation (JOBREPLY) */
+    uint64_t vt;
+    uint32_t seq;  /* per (sender, receiver): applied in this order whatever order the
+                    * provider completes them in (a large message may complete after a
+                    * later small one) */
+    uint32_t pad;
+    uint64_t token; /* the job's: a message to an address a process of an earlier job had
+                     * (its port reused) is not this job's */
+} wmsg_t;
+
+#define CHUNK (64u * 1024u) /* payload bytes of one message at most */
+#define BUFSZ (sizeof(wmsg_t) + CHUNK)
+#define NRECV 32u            /* receives posted */
+#define NSEND 64u            /* send buffers */
+#define NGETS 256u           /* RDMA gets in flight */
+#define NJOBS 64u            /* JobID requests in flight */
+
+typedef struct wbuf {
+    struct fi_context ctx; /* first: the completion's op_context is the buffer */
+    struct wbuf *next;
+    uint32_t node, is_recv;
+    _Alignas(64) uint8_t data[BUFSZ];
+} wbuf_t;
+
+typedef struct held { /* a message that waits at its receiver (table or queue full) */
+    struct held *next;
+    wmsg_t m; /* payload follows */
+} held_t;
+
+struct glex_wire {
+    struct fi_info *info;
+    struct fid_fabric *fabric;
+    struct fid_domain *domain;
+    struct fid_ep *ep;
+    struct fid_av *av;
+    struct fid_cq *cq;
+    int cq_fd, evfd;
+    pthread_t th;
+    int have_thread;
+    _Atomic int stop, connected, closing;
+    uint64_t token, nonce;                  /* the job's (all addresses), this process's */
+    _Atomic uint64_t strays;                /* messages of another job, dropped */
+    pthread_mutex_t cq_mu;   /* one reader of the CQ at a time: messages applied in order */
+    pthread_mutex_t send_mu; /* the free send buffers */
+    wbuf_t *free_send;
+    _Atomic uint32_t sends_out;
+    wbuf_t *bufs;            /* NRECV + NSEND */
+    held_t *held, *held_tail;            /* under cq_mu */
+    held_t *early;                       /* under cq_mu: arrived before their turn */
+    uint32_t *rx_next;                   /* under cq_mu: per sender, the next seq */
+    pthread_mutex_t order_mu;            /* a seq and its fi_send, together */
+    uint32_t *tx_seq;                    /* under order_mu: per receiver */
+    pthread_mutex_t svc_mu;              /* requests for the progress thread */
+    held_t *svc, *svc_tail;
+    _Atomic int gets[NGETS];             /* 0 free, 1 in flight, 2 done, -1 failed */
+    pthread_mutex_t job_mu;
+    pthread_cond_t job_cv;
+    int job_busy[NJOBS];
+    int64_t job_result[NJOBS];
+    uint64_t job_gen[NJOBS];
+    int job_done[NJOBS];
+    _Atomic uint64_t *ping_ns, *pong_ns; /* per node: probe sent, answer seen */
+    _Atomic uint8_t *dead;               /* per node: the fabric reported it gone */
+    _Atomic uint8_t *talked;             /* per node: a message went either way */
+    _Atomic uint64_t nheld; /* this process's own count of held (its loop's pace) */
+};
+
+
+/* glex_emu_wire.c */
+int glex_wire_fail(const char *what, ssize_t rc);
+/* one message of header h (type and fields set) and len payload bytes to node */
+int glex_wire_send(glex_fabric_t *f, uint32_t node, wmsg_t *h, const void *p, uint32_t len);
+/* read and apply completions; block: wait for the CQ's lock.  How many */
+int glex_wire_drain(glex_fabric_t *f, int block);
+void glex_wire_mark_dead(glex_fabric_t *f, uint32_t node, const char *why);
+#endif
+#endif

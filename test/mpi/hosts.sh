@@ -1,0 +1,124 @@
+#!/bin/sh
+# test/mpi/hosts.sh - MPI programs on a job split into emulated hosts
+# (GLEX_SPLIT_HOSTS=2 and 4: consecutive blocks of ranks, each with a segment
+# of its own, everything between blocks over libfabric's tcp provider on
+# this machine; doc/multinode.md): results, the NIC counts each algorithm
+# implies, the fabric counters of a running job, and bad settings.  Then,
+# as root, hosts in Linux network namespaces joined by a veth pair, ranks
+# started in them by hydra (SKIP when not root or without iproute2).
+# Prints TAP.
+#
+# environment: GLEX_MPI_PREFIX, GLEX_SRCDIR (as test/mpi/run.sh),
+#              GLEX_MPI_TIMEOUT seconds per run (default 300)
+set -u
+prefix=${GLEX_MPI_PREFIX:?set GLEX_MPI_PREFIX to the install prefix}
+src=${GLEX_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+limit=${GLEX_MPI_TIMEOUT:-300}
+out=${TMPDIR:-/tmp}/glex-mpi-hosts.$$
+mkdir -p "$out"
+trap 'rm -rf "$out"' EXIT
+n=0
+ok() { n=$((n + 1)); echo "ok $n - $*"; }
+notok() { n=$((n + 1)); echo "not ok $n - $*"; }
+skip() { n=$((n + 1)); echo "ok $n - # SKIP $*"; }
+
+if ! strings "$prefix/lib/libmpi.so" 2>/dev/null | grep -q "fi_getinfo"; then
+  echo "1..0 # SKIP MPICH's ch4:glex was built without libfabric"
+  exit 0
+fi
+for p in coll_ops pt2pt comms nic_counts; do
+  if "$prefix/bin/mpicc" -std=c11 -O1 -Wall -Wextra -Werror -o "$out/$p" "$src/test/mpi/$p.c" \
+       >"$out/$p.cc" 2>&1; then
+    ok "compile $p"
+  else
+    notok "compile $p"; sed 's/^/# /' "$out/$p.cc"
+  fi
+done
+
+run() { # run NAME NP ENV... -- PROG ARGS
+  name=$1 np=$2; shift 2
+  envs=""
+  while [ "$1" != "--" ]; do envs="$envs $1"; shift; done
+  shift
+  # shellcheck disable=SC2086
+  if env $envs timeout "$limit" "$prefix/bin/mpiexec" -n "$np" "$@" >"$out/log" 2>&1; then
+    ok "$name -n $np$envs: $(tail -1 "$out/log")"
+  else
+    notok "$name -n $np$envs (exit $?)"; tail -25 "$out/log" | sed 's/^/# /'
+  fi
+}
+
+# results on 2 and 4 hosts, every algorithm of the NIC model
+for cfg in "4 2" "5 4" "8 2"; do
+  set -- $cfg
+  np=$1 h=$2
+  run pt2pt "$np" GLEX_SPLIT_HOSTS="$h" -- "$out/pt2pt"
+  run comms "$np" GLEX_SPLIT_HOSTS="$h" -- "$out/comms"
+  for a in auto binomial recursive_doubling rabenseifner double_tree; do
+    set -- GLEX_SPLIT_HOSTS="$h" GLEX_ALLREDUCE_ALGO="$a"
+    case $a in auto|binomial|rabenseifner|double_tree) set -- "$@" GLEX_REDUCE_ALGO="$a" ;; esac
+    case $a in auto|binomial|double_tree) set -- "$@" GLEX_BCAST_ALGO="$a" ;; esac
+    run coll_ops "$np" "$@" -- "$out/coll_ops" quick
+  done
+done
+# what needs one host falls back: direct and multicast take the NIC model's
+run coll_ops 4 GLEX_SPLIT_HOSTS=2 GLEX_ALLREDUCE_ALGO=direct GLEX_BCAST_ALGO=multicast \
+  -- "$out/coll_ops" quick
+
+# the NIC counts each algorithm implies are the same across hosts
+for cfg in "4 2" "5 4"; do
+  set -- $cfg
+  if env GLEX_VERBOSE=2 GLEX_SPLIT_HOSTS="$2" timeout "$limit" "$prefix/bin/mpiexec" -n "$1" \
+       "$out/nic_counts" 20 >"$out/log" 2>&1 &&
+     python3 "$src/test/mpi/nic_counts.py" "$1" 20 offload "$out/log" >"$out/check" 2>&1; then
+    ok "NIC counts on $2 hosts, -n $1: $(grep -c '^ok' "$out/check") checks"
+  else
+    notok "NIC counts on $2 hosts, -n $1"; grep -v '^ok' "$out/check" "$out/log" | tail -20 | sed 's/^/# /'
+  fi
+done
+
+# a running job's segments, one per host, and each node's fabric traffic
+jobs_of_user() { "$prefix/bin/glex-info" --list | sed -n 's/.*(job \(mpi-.*\.h1\))$/\1/p' | sort; }
+jobs_of_user >"$out/jobs.before"
+env GLEX_SPLIT_HOSTS=2 timeout "$limit" "$prefix/bin/mpiexec" -n 4 "$out/nic_counts" 200000 \
+  >"$out/log" 2>&1 &
+bg=$!
+job=""
+for i in $(seq 100); do
+  job=$(jobs_of_user | comm -13 "$out/jobs.before" - | head -1)
+  [ -n "$job" ] && break
+  sleep 0.1
+done
+sent() { "$prefix/bin/glex-info" --job "$1" | awk '/^Fabric between hosts/ { f = 1; next } f && $1 == 2 { print $2 }'; }
+a="" b=""
+if [ -n "$job" ]; then sleep 0.5; a=$(sent "$job"); sleep 0.5; b=$(sent "$job"); fi
+kill "$bg" 2>/dev/null; wait "$bg" 2>/dev/null
+"$prefix/bin/glex-info" --cleanup >/dev/null 2>&1
+if [ -n "$a" ] && [ -n "$b" ] && [ "$b" -gt "$a" ]; then
+  ok "glex-info --job $job: node 2 (host 1) sent $a, then $b fabric messages"
+else
+  notok "glex-info --job on a job across 2 hosts: job '$job', node 2 sent '$a' then '$b'"
+fi
+
+# more hosts than ranks: a host per rank
+run pt2pt 3 GLEX_SPLIT_HOSTS=9 -- "$out/pt2pt"
+# a bad setting names the variable, the value and the range
+if env GLEX_SPLIT_HOSTS=0 timeout "$limit" "$prefix/bin/mpiexec" -n 4 "$out/pt2pt" >"$out/log" 2>&1; then
+  notok "GLEX_SPLIT_HOSTS=0 is refused"
+elif grep -q "GLEX_SPLIT_HOSTS=0 is invalid: allowed range 1..16777216" "$out/log"; then
+  ok "GLEX_SPLIT_HOSTS=0 is refused with its range"
+else
+  notok "GLEX_SPLIT_HOSTS=0: no message with the range"; tail -5 "$out/log" | sed 's/^/# /'
+fi
+
+# real separation: two network namespaces joined by a veth pair, hydra
+# starting each host's ranks inside its namespace (-launcher-exec wraps
+# 'ip netns exec'), the tcp provider on the veth addresses
+sh "$src/test/mpi/netns.sh" "$prefix" "$out" "$limit" >"$out/netns" 2>&1
+rc=$?
+case $rc in
+  0) ok "2 namespaces x 2 ranks over a veth pair: $(tail -1 "$out/netns")" ;;
+  77) skip "network namespaces: $(tail -1 "$out/netns")" ;;
+  *) notok "2 namespaces x 2 ranks over a veth pair (exit $rc)"; tail -25 "$out/netns" | sed 's/^/# /' ;;
+esac
+echo "1..$n"
