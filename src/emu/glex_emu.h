@@ -257,6 +257,8 @@ int glex_fabric_connect(glex_fabric_t *f, const void *addrs, size_t stride, cons
 int glex_fabric_same_host(const glex_fabric_t *f, uint32_t node);
 uint32_t glex_fabric_nhosts(const glex_fabric_t *f);
 uint32_t glex_fabric_host(const glex_fabric_t *f);
+/* the host of node (0 on one host) */
+uint32_t glex_fabric_host_of(const glex_fabric_t *f, uint32_t node);
 /* a node's traffic with other hosts: messages and bytes sent and received;
  * provider: this process's libfabric provider (empty for other nodes and
  * on one host).  Readable by an observer (glex-info) for the segment's nodes */

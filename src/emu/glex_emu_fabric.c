@@ -532,6 +532,10 @@ int glex_fabric_close(glex_fabric_t *f)
 int glex_fabric_same_host(const glex_fabric_t *f, uint32_t node) { return !glex_remote(f, node); }
 uint32_t glex_fabric_nhosts(const glex_fabric_t *f) { return f->nhosts ? f->nhosts : 1; }
 uint32_t glex_fabric_host(const glex_fabric_t *f) { return f->host; }
+uint32_t glex_fabric_host_of(const glex_fabric_t *f, uint32_t node)
+{
+    return f->host_of && node < f->nnodes ? f->host_of[node] : 0;
+}
 
 const glex_params_t *glex_fabric_params(const glex_fabric_t *f) { return &f->p; }
 uint32_t glex_fabric_node(const glex_fabric_t *f) { return f->node; }

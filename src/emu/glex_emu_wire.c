@@ -457,7 +457,7 @@ static void *progress_thread(void *arg)
         if (n)
             continue;
         /* sends in flight or messages held: look again soon */
-        int ms = atomic_load(&w->sends_out) ? 0 : atomic_load(&w->nheld) ? 1 : 100;
+        int ms = atomic_load(&w->sends_out) || atomic_load(&w->nheld) ? 1 : 100;
         struct pollfd pf[2] = { { .fd = w->evfd, .events = POLLIN }, { .fd = w->cq_fd,
                                                                       .events = POLLIN } };
         int np = 1;
@@ -468,10 +468,6 @@ static void *progress_thread(void *arg)
             np = 2;
         } else if (ms > 1) {
             ms = 1;
-        }
-        if (ms == 0) {
-            sched_yield();
-            continue;
         }
         if (poll(pf, (nfds_t)np, ms) > 0 && (pf[0].revents & POLLIN)) {
             uint64_t v;

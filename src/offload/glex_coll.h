@@ -20,6 +20,8 @@ typedef enum {
     GLEX_ALGO_DIRECT, /* mailboxes + RDMA, run by the calling thread (doc/algorithms.md) */
     GLEX_ALGO_MULTICAST, /* bcast (and allreduce's second half) by multicast in the
                             modeled routers (doc/multicast.md) */
+    GLEX_ALGO_TWO_LEVEL, /* node-aware: within each host, then between hosts, then back
+                            (doc/multinode.md) */
     GLEX_ALGO_COUNT
 } glex_algo_t;
 

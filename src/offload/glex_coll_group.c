@@ -16,6 +16,30 @@ int glex_group_create(glex_vp_t *vp, uint64_t group_key, uint32_t size, uint32_t
     return glex_group_create_policy(vp, group_key, size, rank, nodes, vps, NULL, out);
 }
 
+/* each member's host, numbered in the order of their first member (for
+ * the two-level algorithm); NULL while the whole job is on one host */
+static int group_hosts(glex_group_t *g)
+{
+    uint32_t nh = glex_fabric_nhosts(g->f);
+    uint32_t *seen = malloc(sizeof *seen * nh);
+    g->host = malloc(sizeof *g->host * g->size);
+    if (!seen || !g->host) {
+        free(seen);
+        return GLEX_ENOMEM;
+    }
+    for (uint32_t h = 0; h < nh; h++)
+        seen[h] = UINT32_MAX;
+    g->nhosts = 0;
+    for (uint32_t i = 0; i < g->size; i++) {
+        uint32_t h = glex_fabric_host_of(g->f, g->nodes[i]);
+        if (seen[h] == UINT32_MAX)
+            seen[h] = g->nhosts++;
+        g->host[i] = seen[h];
+    }
+    free(seen);
+    return GLEX_OK;
+}
+
 int glex_group_create_policy(glex_vp_t *vp, uint64_t group_key, uint32_t size, uint32_t rank,
                              const uint32_t *nodes, const uint16_t *vps,
                              const glex_coll_policy_t *pol, glex_group_t **out)
@@ -67,6 +91,10 @@ int glex_group_create_policy(glex_vp_t *vp, uint64_t group_key, uint32_t size, u
     g->key = group_key;
     g->size = size;
     g->rank = rank;
+    if (glex_fabric_nhosts(f) > 1 && group_hosts(g)) {
+        glex_group_free(g);
+        return glex_error(GLEX_ENOMEM, "out of memory for a group of %u", size);
+    }
     g->pol = policy;
     g->max_plans = (uint32_t)policy.plan_cache;
     g->mcast_shape = glex_mcast_shape(g);
@@ -101,6 +129,7 @@ void glex_group_free(glex_group_t *g)
     if (g->lease >= 0)
         glex_job_release(g->f, g->lease);
     free(g->spare);
+    free(g->host);
     free(g->nodes);
     free(g->vps);
     free(g);

@@ -60,6 +60,9 @@ struct glex_group {
     int mcast_state;
     bool mcast_shape;   /* a node of its own and one VP for every member */
     uint64_t mcast_refreshed; /* rank 0, the creator: its last refresh (ns) */
+    /* hosts (doc/multinode.md): each member's host, numbered 0..nhosts-1 in
+     * the order of their first member */
+    uint32_t *host, nhosts;
 };
 
 /* a direct-path call in progress */
@@ -160,6 +163,15 @@ void glex_mcast_free(glex_group_t *g);
 uint64_t glex_sel_mcast_elems(const glex_group_t *g, size_t es);
 void glex_build_reduce(glex_sched_t *s, glex_algo_t algo);
 void glex_build_allreduce(glex_sched_t *s, glex_algo_t algo);
+/* pieces the two-level algorithm composes (on a view of the group) */
+void glex_reduce_binomial(glex_sched_t *s, uint32_t root, uint64_t acc, uint64_t src,
+                          uint64_t cnt);
+void glex_allreduce_rd(glex_sched_t *s, uint64_t acc, uint64_t src, uint64_t cnt);
+void glex_bcast_binomial(glex_sched_t *s, uint32_t root, uint64_t buf, uint64_t cnt,
+                         uint32_t seqbase);
+/* two_level (glex_coll_hier.c): each host's members, then their leaders
+ * across hosts, then each host again */
+void glex_build_two_level(glex_sched_t *s);
 /* ---- policy (glex_coll_select.c): the one home of thresholds ---- */
 /* does algorithm a fit this call? */
 bool glex_algo_fits(const glex_group_t *g, const glex_coll_args_t *a, glex_algo_t algo);

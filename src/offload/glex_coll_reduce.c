@@ -4,8 +4,6 @@
  * order is fixed by the schedule, so floating-point results are reproducible. */
 #include "glex_coll_internal.h"
 
-void glex_bcast_binomial(glex_sched_t *s, uint32_t root, uint64_t buf, uint64_t cnt,
-                         uint32_t seqbase);
 void glex_bcast_dtree(glex_sched_t *s, uint32_t root, uint64_t buf, uint64_t cnt,
                       uint32_t seqbase);
 void glex_reduce_dtree(glex_sched_t *s, uint32_t root, uint64_t acc, uint64_t cnt,
@@ -16,8 +14,8 @@ void glex_reduce_dtree(glex_sched_t *s, uint32_t root, uint64_t acc, uint64_t cn
 #define SEQ_PAIR_OUT 31u /* partner returns the result to the extra rank */
 
 /* binomial reduce of src into acc at virtual root 0 */
-static void reduce_binomial(glex_sched_t *s, uint32_t root, uint64_t acc, uint64_t src,
-                            uint64_t cnt)
+void glex_reduce_binomial(glex_sched_t *s, uint32_t root, uint64_t acc, uint64_t src,
+                          uint64_t cnt)
 {
     uint32_t n = s->g->size, v = (s->g->rank + n - root) % n, kids[32], bits[32];
     int64_t parent;
@@ -80,7 +78,7 @@ static void unfold_extra(glex_sched_t *s, uint32_t root, uint64_t acc, uint64_t 
         glex_sc_send(s, REAL(v + 1), SEQ_PAIR_OUT, acc, cnt);
 }
 
-static void allreduce_rd(glex_sched_t *s, uint64_t acc, uint64_t src, uint64_t cnt)
+void glex_allreduce_rd(glex_sched_t *s, uint64_t acc, uint64_t src, uint64_t cnt)
 {
     const uint32_t root = 0;
     uint32_t n = s->g->size, pof2 = pof2_floor(n), r = n - pof2;
@@ -144,6 +142,10 @@ static void rabenseifner(glex_sched_t *s, uint32_t root, uint64_t acc, uint64_t 
 
 void glex_build_reduce(glex_sched_t *s, glex_algo_t algo)
 {
+    if (algo == GLEX_ALGO_TWO_LEVEL) {
+        glex_build_two_level(s);
+        return;
+    }
     const glex_coll_args_t *a = s->a;
     bool am_root = s->g->rank == a->root;
     uint64_t bytes = a->count * s->es;
@@ -166,7 +168,7 @@ void glex_build_reduce(glex_sched_t *s, glex_algo_t algo)
         int64_t parent;
         if (!am_root && glex_binomial(v, n, &parent, kids, bits) > 0)
             glex_sc_need_tmp(s, bytes);
-        reduce_binomial(s, a->root, acc, src, a->count);
+        glex_reduce_binomial(s, a->root, acc, src, a->count);
     }
     }
 }
@@ -179,8 +181,11 @@ void glex_build_allreduce(glex_sched_t *s, glex_algo_t algo)
     if (a->kind == GLEX_COLL_BARRIER)
         acc = src = 0, cnt = 0;
     switch (algo) {
+    case GLEX_ALGO_TWO_LEVEL:
+        glex_build_two_level(s);
+        break;
     case GLEX_ALGO_RECURSIVE_DOUBLING:
-        allreduce_rd(s, acc, src, cnt);
+        glex_allreduce_rd(s, acc, src, cnt);
         break;
     case GLEX_ALGO_RABENSEIFNER:
         rabenseifner(s, 0, acc, src, cnt, true);
@@ -192,11 +197,11 @@ void glex_build_allreduce(glex_sched_t *s, glex_algo_t algo)
         glex_bcast_dtree(s, 0, acc, cnt, 0);
         break;
     case GLEX_ALGO_MULTICAST: /* a binomial reduce to rank 0, which multicasts the result */
-        reduce_binomial(s, 0, acc, src, cnt);
+        glex_reduce_binomial(s, 0, acc, src, cnt);
         glex_bcast_mcast(s, 0, acc, cnt);
         break;
     default:
-        reduce_binomial(s, 0, acc, src, cnt);
+        glex_reduce_binomial(s, 0, acc, src, cnt);
         glex_bcast_binomial(s, 0, acc, cnt, 0);
     }
 }

@@ -17,20 +17,21 @@ static const char *const kind_names[GLEX_COLL_KIND_COUNT] = { "bcast", "reduce",
                                                               "barrier" };
 static const char *const algo_names[GLEX_ALGO_COUNT] = { "auto", "binomial", "recursive_doubling",
                                                          "rabenseifner", "double_tree", "direct",
-                                                         "multicast" };
+                                                         "multicast", "two_level" };
 /* which algorithms exist for each collective (bit per glex_algo_t) */
 static const unsigned algo_mask[GLEX_COLL_KIND_COUNT] = {
     [GLEX_COLL_BCAST] = 1u << GLEX_ALGO_AUTO | 1u << GLEX_ALGO_BINOMIAL |
                         1u << GLEX_ALGO_DOUBLE_TREE | 1u << GLEX_ALGO_DIRECT |
-                        1u << GLEX_ALGO_MULTICAST,
+                        1u << GLEX_ALGO_MULTICAST | 1u << GLEX_ALGO_TWO_LEVEL,
     [GLEX_COLL_REDUCE] = 1u << GLEX_ALGO_AUTO | 1u << GLEX_ALGO_BINOMIAL |
                          1u << GLEX_ALGO_RABENSEIFNER | 1u << GLEX_ALGO_DOUBLE_TREE |
-                         1u << GLEX_ALGO_DIRECT,
+                         1u << GLEX_ALGO_DIRECT | 1u << GLEX_ALGO_TWO_LEVEL,
     [GLEX_COLL_ALLREDUCE] = 1u << GLEX_ALGO_AUTO | 1u << GLEX_ALGO_BINOMIAL |
                             1u << GLEX_ALGO_RECURSIVE_DOUBLING | 1u << GLEX_ALGO_RABENSEIFNER |
                             1u << GLEX_ALGO_DOUBLE_TREE | 1u << GLEX_ALGO_DIRECT |
-                            1u << GLEX_ALGO_MULTICAST,
-    [GLEX_COLL_BARRIER] = 1u << GLEX_ALGO_AUTO | 1u << GLEX_ALGO_BINOMIAL | 1u << GLEX_ALGO_DIRECT,
+                            1u << GLEX_ALGO_MULTICAST | 1u << GLEX_ALGO_TWO_LEVEL,
+    [GLEX_COLL_BARRIER] = 1u << GLEX_ALGO_AUTO | 1u << GLEX_ALGO_BINOMIAL | 1u << GLEX_ALGO_DIRECT |
+                          1u << GLEX_ALGO_TWO_LEVEL,
 };
 
 const char *glex_coll_kind_name(glex_coll_kind_t k)
@@ -76,6 +77,7 @@ bool glex_algo_fits(const glex_group_t *g, const glex_coll_args_t *a, glex_algo_
     switch (algo) {
     case GLEX_ALGO_BINOMIAL:
     case GLEX_ALGO_RECURSIVE_DOUBLING:
+    case GLEX_ALGO_TWO_LEVEL: /* on one host: the binomial trees */
         return true;
     case GLEX_ALGO_RABENSEIFNER:
         return n >= 2 && a->count >= pof2_floor(n);
@@ -161,6 +163,11 @@ static glex_algo_t lookup(const sel_row_t *rows, size_t nrows, uint32_t ppc, uin
 
 glex_algo_t glex_algo_auto(const glex_group_t *g, const glex_coll_args_t *a)
 {
+    /* a group across hosts with a host of several members: within each host
+     * first (shared memory), one message per host between hosts (the
+     * fabric), then back (doc/multinode.md) */
+    if (g->nhosts > 1 && g->size > g->nhosts)
+        return GLEX_ALGO_TWO_LEVEL;
     uint64_t bytes = a->count * glex_type_size(a->type);
     /* in virtual time each node is a machine of its own: the table's column
      * of one process per CPU, whatever this machine is */
