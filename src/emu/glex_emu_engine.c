@@ -261,6 +261,16 @@ static int size_error(const glex_task_t *t, int receiving, uint64_t theirs, uint
 /* waited this long for the first packet of a transfer: look for a size mismatch */
 #define MISMATCH_PROBE_NS 10000000ull
 
+/* a packet into node's hash buffer: its own process puts it there when the
+ * node is on another host (glex_emu_wire_ops.c) */
+static int send_pkt(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_key_t k, const void *p,
+                    uint32_t len, uint64_t vt)
+{
+    if (glex_remote(f, node))
+        return glex_wire_insert(f, node, unit, k, p, len, vt, 0, 0, 0);
+    return glex_table_insert_vt(f, node, unit, k, p, len, vt);
+}
+
 /* a CP packet (inline data) into node's hash buffer, counted on its (JobID,
  * VP) CP counter there once it is in */
 static int send_cp(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_key_t k, const void *p,
@@ -324,7 +334,7 @@ static int coll_send(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
                     glex_ctrl_t a = { .total = t->sbytes };
                     k = glex_make_key(t->tag, me, myvp, d->seq_id, d->dest_vp, GLEX_PKT_DATA,
                                       GLEX_FRAG_ANNOUNCE);
-                    if (glex_table_insert(f, d->dest_id, dunit, k, &a, sizeof a) == GLEX_OK) {
+                    if (send_pkt(f, d->dest_id, dunit, k, &a, sizeof a, 0) == GLEX_OK) {
                         t->announced = 1;
                         glex_ring(f, d->dest_id);
                     }
@@ -341,7 +351,7 @@ static int coll_send(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
             glex_key_t k = glex_make_key(t->tag, me, myvp, d->seq_id, d->dest_vp, GLEX_PKT_READY,
                                          t->s_frag);
             t->s_abort = 1;
-            if (c->len && glex_table_insert(f, d->dest_id, dunit, k, &r, sizeof r) == GLEX_EAGAIN)
+            if (c->len && send_pkt(f, d->dest_id, dunit, k, &r, sizeof r, 0) == GLEX_EAGAIN)
                 return work;
             /* an exchange whose pulsed receive has granted nothing yet: the
              * peer's send waits for our credit (and its receive, in place,
@@ -349,7 +359,7 @@ static int coll_send(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
             if (d->branch == 1 && !t->recv_done && !t->r_grant_frag && t->bytes > f->p.inline_max) {
                 glex_ctrl_t g = { .total = t->bytes };
                 k = glex_make_key(t->tag, me, myvp, d->cp_count, d->recv_vp, GLEX_PKT_CREDIT, 0);
-                if (glex_table_insert(f, d->recv_id, glex_job_unit(f, t->job), k, &g, sizeof g) ==
+                if (send_pkt(f, d->recv_id, glex_job_unit(f, t->job), k, &g, sizeof g, 0) ==
                     GLEX_OK)
                     glex_ring(f, d->recv_id);
             }
@@ -366,7 +376,9 @@ static int coll_send(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
         jitter(f);
         const uint8_t *src = (const uint8_t *)(uintptr_t)d->local_addr + c->off;
         if (c->dst) { /* DMA into the receiving host's buffer, in place */
-            int rc = glex_rdma_write(f, d->dest_id, c->dst, src, c->len);
+            int rc = glex_remote(f, d->dest_id)
+                         ? glex_wire_put(f, d->dest_id, c->dst, src, c->len)
+                         : glex_rdma_write(f, d->dest_id, c->dst, src, c->len);
             if (rc)
                 return rc;
         } else {
@@ -388,7 +400,7 @@ static int coll_send(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
                            d->swap_remote_data && d->branch
                                ? vt_when(t->rev, t->nrev, c->off + c->len) : 0,
                            c->len);
-        int rc = glex_table_insert_vt(f, d->dest_id, dunit, k, &r, sizeof r, vt);
+        int rc = send_pkt(f, d->dest_id, dunit, k, &r, sizeof r, vt);
         if (rc == GLEX_EAGAIN) {
             park(t, u, 1);
             break;
@@ -447,7 +459,7 @@ static int inline_recv_mismatch(glex_fabric_t *f, glex_task_t *t, const glex_des
     /* answer with a credit of this receive's size: the sender fails too */
     glex_ctrl_t c = { .total = t->bytes };
     k = glex_make_key(t->tag, me, myvp, d->cp_count, d->recv_vp, GLEX_PKT_CREDIT, 0);
-    glex_table_insert(f, d->recv_id, glex_job_unit(f, t->job), k, &c, sizeof c);
+    send_pkt(f, d->recv_id, glex_job_unit(f, t->job), k, &c, sizeof c, 0);
     glex_ring(f, d->recv_id);
     return size_error(t, 1, a.total, t->bytes);
 }
@@ -588,7 +600,7 @@ static int coll_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
                                     ? t->rev[j - f->p.pulses].vt : t->vd;
                 vt = vt_inject(f, base, in_place ? vt_inplace(t, d, c.off, c.len) : 0, sizeof c);
             }
-            rc = glex_table_insert_vt(f, d->recv_id, glex_job_unit(f, t->job), k, &c, sizeof c, vt);
+            rc = send_pkt(f, d->recv_id, glex_job_unit(f, t->job), k, &c, sizeof c, vt);
             if (rc == GLEX_EAGAIN) {
                 park(t, u, 1);
                 break;
@@ -783,7 +795,7 @@ static int mcast_send(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gl
                 vt = t->mc_vt[j] + m->extra_ps;
             }
             glex_key_t k = glex_make_key(t->tag, me, myvp, d->seq_id, d->dest_vp, GLEX_PKT_DATA, j);
-            rc = glex_table_insert_vt(f, m->d.node, dunit, k, src + off, len, vt);
+            rc = send_pkt(f, m->d.node, dunit, k, src + off, len, vt);
             if (rc == GLEX_EAGAIN) { /* this branch waits; the others go on */
                 park(t, u, 1);
                 break;
@@ -828,7 +840,7 @@ static int mcast_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gl
             uint32_t upto = (t->r_grant_frag + 1) * half;
             glex_key_t k = glex_make_key(t->tag, me, myvp, d->cp_count, d->recv_vp,
                                          GLEX_PKT_CREDIT, t->r_grant_frag);
-            rc = glex_table_insert_vt(f, d->recv_id, glex_job_unit(f, t->job), k, &upto,
+            rc = send_pkt(f, d->recv_id, glex_job_unit(f, t->job), k, &upto,
                                       sizeof upto, f->p.vtime ? t->vr : 0);
             if (rc == GLEX_EAGAIN) {
                 park(t, u, 1);
@@ -914,6 +926,33 @@ static int step_coll(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d)
 }
 
 /* ------------------------------------------------------ point to point */
+
+int glex_rq_deliver(glex_fabric_t *f, uint32_t node, uint32_t vp, uint32_t src, uint32_t svp,
+                    const void *data, uint32_t len, uint64_t vt)
+{
+    glex_vp_shm_t *dv = glex_vp_shm(f, node, vp);
+    if (!atomic_load(&dv->open))
+        return GLEX_EAGAIN;
+    uint8_t *ring = f->base + f->hdr->off_rings +
+                    f->hdr->vp_ring_stride * ((uint64_t)node * f->p.vps_per_node + vp);
+    glex_rqe_t *rq = (glex_rqe_t *)(ring + (size_t)f->p.dq_depth * sizeof(glex_desc_t) +
+                                    (size_t)f->p.cq_depth * sizeof(glex_cqe_t));
+    glex_lock(&dv->rq_lock);
+    uint32_t tail = atomic_load(&dv->rq_tail);
+    if (tail - atomic_load(&dv->rq_head) >= f->p.cq_depth) {
+        glex_unlock(&dv->rq_lock);
+        return GLEX_EAGAIN;
+    }
+    glex_rqe_t *e = &rq[tail % f->p.cq_depth];
+    e->src_id = src;
+    e->src_vp = (uint16_t)svp;
+    e->len = (uint16_t)len;
+    e->vt = vt;
+    memcpy(e->data, data, len);
+    atomic_store_explicit(&dv->rq_tail, tail + 1, memory_order_release);
+    glex_unlock(&dv->rq_lock);
+    return GLEX_OK;
+}
 
 static int step_mp(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d)
 {
@@ -1068,7 +1107,9 @@ static void stalled(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, uint
                        : receiving             ? "packet"
                                                : "credit";
     char why[160];
-    if (glex_peer_failure(f, peer, why, sizeof why)) {
+    /* a node of another host: probed over the fabric (no /proc to look at) */
+    if ((glex_remote(f, peer) && glex_wire_peer_failed(f, peer, why, sizeof why)) ||
+        glex_peer_failure(f, peer, why, sizeof why)) {
         glex_error(GLEX_EDEAD, "no %s within GLEX_TIMEOUT=%.3f s (job %u, waiting on node %u vp %u): %s",
                    what, f->p.timeout_ms / 1000.0, t->job, peer, pvp, why);
         fail_task(f, t, GLEX_EDEAD);

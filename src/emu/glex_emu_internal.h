@@ -310,7 +310,9 @@ static inline int glex_remote(const glex_fabric_t *f, uint32_t node)
  * MP message its receive queue) waits there, in order per key, instead of
  * pushing back on the sender.  All return GLEX_OK, or GLEX_EDEAD when the
  * node is known gone, GLEX_ESYS on a fabric error. */
-int glex_wire_start(glex_fabric_t *f);
+struct glex_wire_rx; /* the receive side, given by the fabric: glex_wire_rx */
+extern const struct glex_wire_rx glex_wire_rx;
+int glex_wire_start(glex_fabric_t *f, const struct glex_wire_rx *rx);
 void glex_wire_stop(glex_fabric_t *f);
 /* a packet into node's hash buffer of unit; cp: count it on the (job, dvp)
  * CP counter there (an inline data packet) */
@@ -401,7 +403,7 @@ void glex_ring_doorbell(glex_fabric_t *f, uint32_t node);
 uint32_t glex_host_token(const glex_fabric_t *f);
 void glex_host_sleep(glex_fabric_t *f, uint32_t token, int timeout_ms);
 
-/* an MP message into node's VP receive queue (glex_emu_vp.c): GLEX_EAGAIN
+/* an MP message into node's VP receive queue (glex_emu_engine.c): GLEX_EAGAIN
  * while that VP is not open or its queue is full */
 int glex_rq_deliver(glex_fabric_t *f, uint32_t node, uint32_t vp, uint32_t src, uint32_t svp,
                     const void *data, uint32_t len, uint64_t vt);

@@ -76,10 +76,7 @@ glex_node_state_t glex_node_state(const glex_fabric_t *f, uint32_t node)
 
 int glex_peer_failure(const glex_fabric_t *f, uint32_t awaited, char *why, size_t len)
 {
-    if (awaited < f->nnodes && glex_remote(f, awaited)) {
-        if (glex_wire_peer_failed((glex_fabric_t *)f, awaited, why, len))
-            return 1;
-    } else if (awaited < f->nnodes && awaited != f->node) {
+    if (awaited < f->nnodes && awaited != f->node && !glex_remote(f, awaited)) {
         glex_node_state_t s = glex_node_state(f, awaited);
         if (s == GLEX_NODE_DEAD || s == GLEX_NODE_LEFT) {
             snprintf(why, len, "node %u (pid %d) %s", awaited,

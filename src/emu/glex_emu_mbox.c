@@ -97,12 +97,10 @@ static int rdma(glex_fabric_t *f, uint32_t node, void *local, uint64_t remote, s
             memmove(local, (const void *)(uintptr_t)remote, len);
         return GLEX_OK;
     }
-    if (glex_remote(f, node)) {
-        if (write)
-            return glex_wire_put(f, node, remote, local, len);
-        return glex_error(GLEX_ENOTSUP, "a blocking RDMA read from node %u on host %u: only "
-                          "RDMA get descriptors reach another host", node, f->host_of[node]);
-    }
+    if (glex_remote(f, node)) /* the engine's DMA goes over the fabric (glex_emu_wire_ops.c) */
+        return glex_error(GLEX_ENOTSUP, "cross-memory RDMA %s node %u on host %u: only the "
+                          "NIC's descriptors reach another host", write ? "to" : "from", node,
+                          f->host_of[node]);
     pid_t pid = atomic_load(&glex_node_shm(f, node)->pid);
     size_t done = 0;
     while (done < len) {

@@ -127,8 +127,6 @@ static inline uint64_t *slot_vt(glex_pkt_hdr_t *e, uint32_t esz)
 int glex_table_insert_vt(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_key_t key,
                          const void *payload, uint32_t len, uint64_t vt)
 {
-    if (glex_remote(f, node)) /* its own process inserts it (glex_emu_wire.c) */
-        return glex_wire_insert(f, node, unit, key, payload, len, vt, 0, 0, 0);
     glex_unit_shm_t *u = glex_unit_shm(f, node, unit);
     uint8_t *tab = glex_unit_table(f, node, unit);
     uint32_t esz = f->hdr->entry_size, nb = nbuckets(f);

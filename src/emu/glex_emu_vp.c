@@ -291,30 +291,3 @@ uint32_t glex_vp_rq_pending(const glex_vp_t *vp)
     return atomic_load_explicit(&vp->shm->rq_tail, memory_order_acquire) -
            atomic_load_explicit(&vp->shm->rq_head, memory_order_relaxed);
 }
-
-int glex_rq_deliver(glex_fabric_t *f, uint32_t node, uint32_t vp, uint32_t src, uint32_t svp,
-                    const void *data, uint32_t len, uint64_t vt)
-{
-    glex_vp_shm_t *dv = glex_vp_shm(f, node, vp);
-    if (!atomic_load(&dv->open))
-        return GLEX_EAGAIN;
-    uint8_t *ring = f->base + f->hdr->off_rings +
-                    f->hdr->vp_ring_stride * ((uint64_t)node * f->p.vps_per_node + vp);
-    glex_rqe_t *rq = (glex_rqe_t *)(ring + (size_t)f->p.dq_depth * sizeof(glex_desc_t) +
-                                    (size_t)f->p.cq_depth * sizeof(glex_cqe_t));
-    glex_lock(&dv->rq_lock);
-    uint32_t tail = atomic_load(&dv->rq_tail);
-    if (tail - atomic_load(&dv->rq_head) >= f->p.cq_depth) {
-        glex_unlock(&dv->rq_lock);
-        return GLEX_EAGAIN;
-    }
-    glex_rqe_t *e = &rq[tail % f->p.cq_depth];
-    e->src_id = src;
-    e->src_vp = (uint16_t)svp;
-    e->len = (uint16_t)len;
-    e->vt = vt;
-    memcpy(e->data, data, len);
-    atomic_store_explicit(&dv->rq_tail, tail + 1, memory_order_release);
-    glex_unlock(&dv->rq_lock);
-    return GLEX_OK;
-}

@@ -119,146 +119,6 @@ int glex_wire_send(glex_fabric_t *f, uint32_t node, wmsg_t *h, const void *p, ui
 
 /* ------------------------------------------------------------- receiving */
 
-static void hold(glex_fabric_t *f, const wmsg_t *m)
-{
-    struct glex_wire *w = f->wire;
-    held_t *e = malloc(sizeof *e + m->len);
-    if (!e) {
-        fprintf(stderr, "glex: out of memory holding a fabric message of %u bytes\n", m->len);
-        return;
-    }
-    memcpy(&e->m, m, sizeof *m + m->len);
-    e->next = NULL;
-    if (w->held_tail)
-        w->held_tail->next = e;
-    else
-        w->held = e;
-    w->held_tail = e;
-    atomic_fetch_add(&w->nheld, 1);
-    atomic_fetch_add(&glex_node_shm(f, f->node)->wire_held, 1);
-    atomic_fetch_add(&glex_node_shm(f, f->node)->wire_held_total, 1);
-}
-
-/* is an earlier message of the same stream held (same key, or MP to the
- * same VP)?  Then m waits behind it: never overtakes */
-static int held_before(const struct glex_wire *w, const held_t *stop, const wmsg_t *m)
-{
-    for (const held_t *e = w->held; e && e != stop; e = e->next) {
-        if (e->m.type != m->type)
-            continue;
-        if (m->type == W_MP && e->m.unit == m->unit)
-            return 1;
-        if (m->type == W_INSERT && e->m.x == m->x && e->m.y == m->y && e->m.unit == m->unit)
-            return 1;
-    }
-    return 0;
-}
-
-/* a held-able message into the segment: GLEX_EAGAIN when it must wait */
-static int deliver(glex_fabric_t *f, const wmsg_t *m)
-{
-    const uint8_t *p = (const uint8_t *)(m + 1);
-    if (m->type == W_MP)
-        return glex_rq_deliver(f, f->node, m->unit, m->src, m->aux, p, m->len, m->vt);
-    glex_key_t k = { .hi = m->x, .lo = (uint32_t)m->y };
-    int rc = glex_table_insert_vt(f, f->node, m->unit, k, p, m->len, m->vt);
-    if (rc == GLEX_OK && m->cp)
-        atomic_fetch_add_explicit(glex_cp_counter(f, f->node, m->aux, (uint32_t)(m->y >> 32)), 1,
-                                  memory_order_release);
-    return rc;
-}
-
-static void service(struct glex_wire *w, const wmsg_t *m)
-{
-    held_t *e = malloc(sizeof *e);
-    if (!e)
-        return;
-    e->m = *m;
-    e->next = NULL;
-    pthread_mutex_lock(&w->svc_mu);
-    if (w->svc_tail)
-        w->svc_tail->next = e;
-    else
-        w->svc = e;
-    w->svc_tail = e;
-    pthread_mutex_unlock(&w->svc_mu);
-    uint64_t one = 1;
-    if (write(w->evfd, &one, sizeof one) < 0) { /* the thread polls anyway */
-    }
-}
-
-static int in_ram(const glex_fabric_t *f, const wmsg_t *m)
-{
-    return m->unit < f->p.units && m->x + m->len <= (uint64_t)f->p.unit_buffer_kb * 1024u;
-}
-
-/* apply one message in its turn (under cq_mu) */
-static void apply_one(glex_fabric_t *f, const wmsg_t *m)
-{
-    struct glex_wire *w = f->wire;
-    const uint8_t *p = (const uint8_t *)(m + 1);
-    switch (m->type) {
-    case W_INSERT:
-    case W_MP:
-        if ((m->type == W_INSERT && (m->unit >= f->p.units || m->len > f->p.inline_max)) ||
-            (m->type == W_MP && (m->unit >= f->p.vps_per_node || m->len > GLEX_INLINE_CAP))) {
-            fprintf(stderr, "glex: node %u: fabric message from node %u: unit/VP %u or length %u "
-                    "out of range\n", f->node, m->src, m->unit, m->len);
-            return;
-        }
-        if (held_before(w, NULL, m) || deliver(f, m) == GLEX_EAGAIN)
-            hold(f, m);
-        break;
-    case W_RAM:
-        if (!in_ram(f, m)) {
-            fprintf(stderr, "glex: node %u: unit RAM write from node %u at %llu+%u is outside "
-                    "the unit's %u KiB\n", f->node, m->src, (unsigned long long)m->x, m->len,
-                    f->p.unit_buffer_kb);
-            return;
-        }
-        memcpy(glex_unit_ram(f, f->node, m->unit) + m->x, p, m->len);
-        break;
-    case W_PUT:
-        memcpy((void *)(uintptr_t)m->x, p, m->len);
-        glex_rdma_landed((void *)(uintptr_t)m->x, m->len);
-        break;
-    case W_GOT:
-        if (m->aux < NGETS)
-            atomic_store(&w->gets[m->aux], m->cp ? -1 : 2);
-        break;
-    case W_JOBREPLY:
-        pthread_mutex_lock(&w->job_mu);
-        if (m->aux < NJOBS) {
-            w->job_result[m->aux] = (int64_t)m->y;
-            w->job_gen[m->aux] = m->z;
-            w->job_done[m->aux] = 1;
-        }
-        pthread_cond_broadcast(&w->job_cv);
-        pthread_mutex_unlock(&w->job_mu);
-        break;
-    case W_JOBREL:
-        glex_job_release_local(f, (int)m->aux);
-        break;
-    case W_PONG:
-        atomic_store(&w->pong_ns[m->src], glex_coarse_ns());
-        break;
-    case W_BYE:
-        atomic_store(&w->dead[m->src], 2);
-        atomic_store(&glex_node_shm(f, m->src)->state, GLEX_NODE_LEFT);
-        break;
-    case W_GET:
-    case W_JOB:
-    case W_PING:
-        service(w, m); /* answered by the progress thread, outside cq_mu */
-        break;
-    default:
-        fprintf(stderr, "glex: node %u: fabric message of unknown type %u from node %u\n",
-                f->node, m->type, m->src);
-        return;
-    }
-    glex_ring(f, f->node);
-}
-
 /* a message as it completes: applied when it is its sender's next, else
  * kept until the ones sent before it are in (under cq_mu) */
 static void apply(glex_fabric_t *f, const wmsg_t *m, size_t got)
@@ -288,7 +148,7 @@ static void apply(glex_fabric_t *f, const wmsg_t *m, size_t got)
         w->early = e;
         return;
     }
-    apply_one(f, m);
+    w->rx->apply(f, m);
     uint32_t src = m->src;
     w->rx_next[src]++;
     for (int found = 1; found && w->early;) {
@@ -298,43 +158,13 @@ static void apply(glex_fabric_t *f, const wmsg_t *m, size_t got)
             if (e->m.src != src || e->m.seq != w->rx_next[src])
                 continue;
             *pe = e->next;
-            apply_one(f, &e->m);
+            w->rx->apply(f, &e->m);
             w->rx_next[src]++;
             free(e);
             found = 1;
             break;
         }
     }
-}
-
-/* held messages whose turn has come; 1 if any went in */
-static int retry_held(glex_fabric_t *f)
-{
-    struct glex_wire *w = f->wire;
-    int any = 0;
-    held_t *prev = NULL;
-    for (held_t *e = w->held; e;) {
-        if (held_before(w, e, &e->m) || deliver(f, &e->m) == GLEX_EAGAIN) {
-            prev = e;
-            e = e->next;
-            continue;
-        }
-        held_t *n = e->next;
-        if (prev)
-            prev->next = n;
-        else
-            w->held = n;
-        if (w->held_tail == e)
-            w->held_tail = prev;
-        free(e);
-        atomic_fetch_sub(&w->nheld, 1);
-        atomic_fetch_sub(&glex_node_shm(f, f->node)->wire_held, 1);
-        any = 1;
-        e = n;
-    }
-    if (any)
-        glex_ring(f, f->node);
-    return any;
 }
 
 static void post_recv(glex_fabric_t *f, wbuf_t *b)
@@ -393,56 +223,9 @@ int glex_wire_drain(glex_fabric_t *f, int block)
         n += (int)got;
     }
     if (w->held)
-        n += retry_held(f);
+        n += w->rx->retry(f);
     pthread_mutex_unlock(&w->cq_mu);
     return n;
-}
-
-/* requests answered by the progress thread: GET (the data back, then GOT),
- * JOB (node 0 agrees on a JobID), PING */
-static void run_services(glex_fabric_t *f)
-{
-    struct glex_wire *w = f->wire;
-    for (;;) {
-        pthread_mutex_lock(&w->svc_mu);
-        held_t *e = w->svc;
-        if (e) {
-            w->svc = e->next;
-            if (!w->svc)
-                w->svc_tail = NULL;
-        }
-        pthread_mutex_unlock(&w->svc_mu);
-        if (!e)
-            return;
-        wmsg_t *m = &e->m, r;
-        memset(&r, 0, sizeof r);
-        r.aux = m->aux;
-        if (m->type == W_GET) {
-            int bad = 0;
-            for (uint64_t off = 0; off < m->z && !bad; off += CHUNK) {
-                uint32_t n = m->z - off < CHUNK ? (uint32_t)(m->z - off) : CHUNK;
-                wmsg_t put;
-                memset(&put, 0, sizeof put);
-                put.type = W_PUT;
-                put.x = m->y + off;
-                bad = glex_wire_send(f, m->src, &put, (const void *)(uintptr_t)(m->x + off), n) != GLEX_OK;
-            }
-            r.type = W_GOT;
-            r.cp = (uint8_t)bad;
-            glex_wire_send(f, m->src, &r, NULL, 0);
-        } else if (m->type == W_JOB) {
-            int id = glex_job_agree_local(f, m->x, m->aux >> 1, (int)(m->aux & 1u));
-            r.type = W_JOBREPLY;
-            r.aux = (uint32_t)m->z;
-            r.y = (uint64_t)(int64_t)id;
-            r.z = id >= 0 ? atomic_load(&f->hdr->jobs[id].gen) : 0;
-            glex_wire_send(f, m->src, &r, NULL, 0);
-        } else if (m->type == W_PING) {
-            r.type = W_PONG;
-            glex_wire_send(f, m->src, &r, NULL, 0);
-        }
-        free(e);
-    }
 }
 
 static void *progress_thread(void *arg)
@@ -453,7 +236,7 @@ static void *progress_thread(void *arg)
         usleep(1000); /* the job's token first: the provider keeps what arrives */
     while (!atomic_load(&w->stop)) {
         int n = glex_wire_drain(f, 1);
-        run_services(f);
+        w->rx->services(f);
         if (n)
             continue;
         /* sends in flight or messages held: look again soon */
@@ -480,17 +263,15 @@ static void *progress_thread(void *arg)
 
 /* ------------------------------------------------------------ set-up */
 
-int glex_wire_start(glex_fabric_t *f)
+int glex_wire_start(glex_fabric_t *f, const struct glex_wire_rx *rx)
 {
     struct glex_wire *w = calloc(1, sizeof *w);
     if (!w)
         return glex_error(GLEX_ENOMEM, "out of memory for the fabric endpoint");
     f->wire = w;
+    w->rx = rx;
     w->cq_fd = w->evfd = -1;
-    int32_t pid;
-    uint64_t start;
-    glex_proc_self(&pid, &start);
-    w->nonce = glex_now_ns() ^ ((uint64_t)pid << 40) ^ start * 0x9e3779b97f4a7c15ull;
+    w->nonce = (glex_now_ns() ^ (uint64_t)getpid() << 40) * 0x9e3779b97f4a7c15ull;
     pthread_mutex_init(&w->cq_mu, NULL);
     pthread_mutex_init(&w->send_mu, NULL);
     pthread_mutex_init(&w->svc_mu, NULL);

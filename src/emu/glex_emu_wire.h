@@ -60,6 +60,7 @@ typedef struct held { /* a message that waits at its receiver (table or queue fu
 } held_t;
 
 struct glex_wire {
+    const struct glex_wire_rx *rx;
     struct fi_info *info;
     struct fid_fabric *fabric;
     struct fid_domain *domain;
@@ -97,6 +98,16 @@ struct glex_wire {
     _Atomic uint64_t nheld; /* this process's own count of held (its loop's pace) */
 };
 
+
+/* the receive side (glex_emu_wire_rx.c), called by the transport: apply
+ * one message in its turn (under the CQ's lock), retry what waits for room
+ * (under it too; 1 if any went in), answer requests (the progress thread,
+ * outside it) */
+typedef struct glex_wire_rx {
+    void (*apply)(glex_fabric_t *f, const wmsg_t *m);
+    int (*retry)(glex_fabric_t *f);
+    void (*services)(glex_fabric_t *f);
+} glex_wire_rx_t;
 
 /* glex_emu_wire.c */
 int glex_wire_fail(const char *what, ssize_t rc);

@@ -17,7 +17,15 @@ static int no_fabric(void)
 {
     return glex_error(GLEX_ENOTSUP, "this libglex was built without libfabric: one host only");
 }
-int glex_wire_start(glex_fabric_t *f) { (void)f; return no_fabric(); }
+struct glex_wire_rx {
+    int none;
+};
+const struct glex_wire_rx glex_wire_rx = { 0 };
+int glex_wire_start(glex_fabric_t *f, const struct glex_wire_rx *rx)
+{
+    (void)f, (void)rx;
+    return no_fabric();
+}
 void glex_wire_stop(glex_fabric_t *f) { (void)f; }
 int glex_wire_insert(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_key_t key,
                      const void *payload, uint32_t len, uint64_t vt, int cp, uint32_t job,

@@ -115,9 +115,7 @@ void glex_reduce_dtree(glex_sched_t *s, uint32_t root, uint64_t acc, uint64_t cn
 void glex_build_bcast(glex_sched_t *s, glex_algo_t algo)
 {
     uint64_t buf = REF(BUF_RECV, 0);
-    if (algo == GLEX_ALGO_TWO_LEVEL)
-        glex_build_two_level(s);
-    else if (algo == GLEX_ALGO_MULTICAST)
+    if (algo == GLEX_ALGO_MULTICAST)
         glex_bcast_mcast(s, s->a->root, buf, s->a->count);
     else if (algo == GLEX_ALGO_DOUBLE_TREE)
         glex_bcast_dtree(s, s->a->root, buf, s->a->count, 0);

@@ -184,7 +184,8 @@ static int compile(glex_group_t *g, const glex_coll_args_t *a, glex_plan_t *p)
     s.inplace = p->sig.inplace;
     s.es = a->kind == GLEX_COLL_BARRIER ? 4 : glex_type_size(a->type);
     s.seg_bytes = glex_sel_segment_bytes(g, a, s.es);
-    switch (a->kind) {
+    switch (p->sig.algo == GLEX_ALGO_TWO_LEVEL ? GLEX_COLL_KIND_COUNT : a->kind) {
+    case GLEX_COLL_KIND_COUNT: glex_build_two_level(&s); break; /* every kind */
     case GLEX_COLL_BCAST: glex_build_bcast(&s, (glex_algo_t)p->sig.algo); break;
     case GLEX_COLL_REDUCE: glex_build_reduce(&s, (glex_algo_t)p->sig.algo); break;
     default: glex_build_allreduce(&s, (glex_algo_t)p->sig.algo); break;

@@ -142,10 +142,6 @@ static void rabenseifner(glex_sched_t *s, uint32_t root, uint64_t acc, uint64_t 
 
 void glex_build_reduce(glex_sched_t *s, glex_algo_t algo)
 {
-    if (algo == GLEX_ALGO_TWO_LEVEL) {
-        glex_build_two_level(s);
-        return;
-    }
     const glex_coll_args_t *a = s->a;
     bool am_root = s->g->rank == a->root;
     uint64_t bytes = a->count * s->es;
@@ -181,9 +177,6 @@ void glex_build_allreduce(glex_sched_t *s, glex_algo_t algo)
     if (a->kind == GLEX_COLL_BARRIER)
         acc = src = 0, cnt = 0;
     switch (algo) {
-    case GLEX_ALGO_TWO_LEVEL:
-        glex_build_two_level(s);
-        break;
     case GLEX_ALGO_RECURSIVE_DOUBLING:
         glex_allreduce_rd(s, acc, src, cnt);
         break;
