@@ -24,6 +24,11 @@
 #               them alike), osu.csv keeps every run's rows and the report
 #               uses the median per size
 #   -o DIR      output directory, default bench/results/<date>
+#   -N          two hosts: every run spans two network namespaces joined by a
+#               veth pair (scripts/glex-netns.sh; root), half the ranks in
+#               each, each system over its own network path (glex: libfabric
+#               tcp; mpich: its ofi netmod; openmpi: its tcp BTL); the
+#               process counts must be even
 #   -h          this text
 # 'glex' is the netmod with its defaults (GLEX_*_ALGO=auto); glex-<algo>
 # forces one algorithm (where it does not exist for a collective, or does not
@@ -33,13 +38,13 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(dirname "$here")
 prefix= nps="2 4 8 16" colls="allreduce reduce bcast barrier" systems= range=8:4194304
-iters=200 warm=20 iters_l=50 warm_l=5 limit=900 out= reps=1
-while getopts p:n:c:s:m:i:x:I:X:t:o:r:h opt; do
+iters=200 warm=20 iters_l=50 warm_l=5 limit=900 out= reps=1 netns=
+while getopts p:n:c:s:m:i:x:I:X:t:o:r:Nh opt; do
   case $opt in
     p) prefix=$OPTARG ;; n) nps=$OPTARG ;; c) colls=$OPTARG ;; s) systems=$OPTARG ;;
     m) range=$OPTARG ;; i) iters=$OPTARG ;; x) warm=$OPTARG ;; I) iters_l=$OPTARG ;;
-    X) warm_l=$OPTARG ;; t) limit=$OPTARG ;; o) out=$OPTARG ;; r) reps=$OPTARG ;;
-    h) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    X) warm_l=$OPTARG ;; t) limit=$OPTARG ;; o) out=$OPTARG ;; r) reps=$OPTARG ;; N) netns=1 ;;
+    h) sed -n '2,35p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "osu-sweep.sh: see -h" >&2; exit 2 ;;
   esac
 done
@@ -68,6 +73,25 @@ if command -v mpicc.openmpi >/dev/null && command -v mpirun.openmpi >/dev/null &
 fi
 [ -n "$systems" ] || systems=$avail
 
+if [ -n "$netns" ]; then
+  for np in $nps; do
+    [ $((np % 2)) = 0 ] || { echo "osu-sweep.sh: -N: process count $np is odd (half on each host)" >&2; exit 2; }
+  done
+  nsname=glexB$$
+  sh "$src/scripts/glex-netns.sh" up "$nsname" "$out" || exit 1
+  trap 'sh "$src/scripts/glex-netns.sh" down "$nsname"' EXIT
+fi
+# hosts NP: the launch options of each system for two namespaces (-N)
+hosts() {
+  [ -n "$netns" ] || return 0
+  case $1 in
+    hydra) echo "ip netns exec $nsname-a" ;;
+    glex|mpich) echo "-launcher ssh -launcher-exec $out/launch.sh -iface glexv0 \
+      -hosts 10.77.0.1,10.77.0.2 -ppn $(($2 / 2)) -genv FI_TCP_IFACE glexv0" ;;
+    openmpi) echo "--mca plm_rsh_agent $out/launch.sh --host 10.77.0.1:$(($2 / 2)),10.77.0.2:$(($2 / 2)) \
+      --mca btl self,vader,tcp --mca btl_tcp_if_include glexv0 --mca oob_tcp_if_include glexv0" ;;
+  esac
+}
 echo "system,coll,np,size,avg_us,min_us,max_us,iters,pure_us,compute_us,overlap_pct" > "$csv"
 ncpu=$(nproc)
 for np in $nps; do
@@ -78,21 +102,22 @@ for np in $nps; do
       for sys in $systems; do
         case " $avail " in *" $sys "*) ;; *) echo "# $sys: not available, skipped"; continue ;; esac
         args="-c $coll -m $range -i $iters -x $warm -I $iters_l -X $warm_l --csv $sys"
+        ns=$(hosts hydra) gh=$(hosts glex "$np")
         case $sys in
-          glex) cmd="env $prefix/bin/mpiexec -n $np $out/bin/glex-osu-glex" ;;
-          glex-mpich) cmd="env GLEX_OFFLOAD=0 $prefix/bin/mpiexec -n $np $out/bin/glex-osu-glex" ;;
-          glex-host) cmd="env GLEX_${kind}_ALGO=host $prefix/bin/mpiexec -n $np $out/bin/glex-osu-glex" ;;
+          glex) cmd="$ns env $prefix/bin/mpiexec $gh -n $np $out/bin/glex-osu-glex" ;;
+          glex-mpich) cmd="$ns env GLEX_OFFLOAD=0 $prefix/bin/mpiexec $gh -n $np $out/bin/glex-osu-glex" ;;
+          glex-host) cmd="$ns env GLEX_${kind}_ALGO=host $prefix/bin/mpiexec $gh -n $np $out/bin/glex-osu-glex" ;;
           glex-*)
             algo=${sys#glex-}
             case $base:$algo in # the algorithms each collective has (doc/algorithms.md)
               barrier:rabenseifner|barrier:double_tree|barrier:recursive_doubling|bcast:rabenseifner|\
 bcast:recursive_doubling|reduce:recursive_doubling) continue ;;
             esac
-            cmd="env GLEX_${kind}_ALGO=$algo $prefix/bin/mpiexec -n $np $out/bin/glex-osu-glex" ;;
-          mpich) cmd="mpiexec.mpich -n $np $out/bin/glex-osu-mpich" ;;
+            cmd="$ns env GLEX_${kind}_ALGO=$algo $prefix/bin/mpiexec $gh -n $np $out/bin/glex-osu-glex" ;;
+          mpich) cmd="$ns mpiexec.mpich $(hosts mpich "$np") -n $np $out/bin/glex-osu-mpich" ;;
           openmpi)
             os=; [ "$np" -gt "$ncpu" ] && os=--oversubscribe
-            cmd="env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun.openmpi $os -n $np $out/bin/glex-osu-openmpi" ;;
+            cmd="$ns env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun.openmpi $os $(hosts openmpi "$np") -n $np $out/bin/glex-osu-openmpi" ;;
         esac
         t0=$(date +%s)
         timeout "$limit" $cmd $args > "$out/run.tmp" 2> "$out/run.err"; rc=$?

@@ -17,9 +17,7 @@ limit=${GLEX_MPI_TIMEOUT:-300}
 out=${TMPDIR:-/tmp}/glex-mpi-hosts.$$
 mkdir -p "$out"
 trap 'rm -rf "$out"' EXIT
-n=0
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-notok() { n=$((n + 1)); echo "not ok $n - $*"; }
+. "$src/test/mpi/tap.sh"
 skip() { n=$((n + 1)); echo "ok $n - # SKIP $*"; }
 
 if ! strings "$prefix/lib/libmpi.so" 2>/dev/null | grep -q "fi_getinfo"; then
@@ -34,19 +32,6 @@ for p in coll_ops pt2pt comms nic_counts; do
     notok "compile $p"; sed 's/^/# /' "$out/$p.cc"
   fi
 done
-
-run() { # run NAME NP ENV... -- PROG ARGS
-  name=$1 np=$2; shift 2
-  envs=""
-  while [ "$1" != "--" ]; do envs="$envs $1"; shift; done
-  shift
-  # shellcheck disable=SC2086
-  if env $envs timeout "$limit" "$prefix/bin/mpiexec" -n "$np" "$@" >"$out/log" 2>&1; then
-    ok "$name -n $np$envs: $(tail -1 "$out/log")"
-  else
-    notok "$name -n $np$envs (exit $?)"; tail -25 "$out/log" | sed 's/^/# /'
-  fi
-}
 
 # results on 2 and 4 hosts, every algorithm of the NIC model
 for cfg in "4 2" "5 4" "8 2"; do

@@ -16,9 +16,7 @@ out=${TMPDIR:-/tmp}/glex-mpi-tests.$$
 mkdir -p "$out"
 trap 'rm -rf "$out"' EXIT
 
-n=0
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-notok() { n=$((n + 1)); echo "not ok $n - $*"; }
+. "$src/test/mpi/tap.sh"
 
 if [ ! -x "$prefix/bin/mpicc" ] || [ ! -x "$prefix/bin/mpiexec" ]; then
   echo "1..1"
@@ -52,19 +50,6 @@ for p in $progs; do
     notok "compile $p"; sed 's/^/# /' "$out/$p.cc"
   fi
 done
-
-run() { # run NAME NP ENV... -- PROG ARGS: one TAP line
-  name=$1 np=$2; shift 2
-  envs=""
-  while [ "$1" != "--" ]; do envs="$envs $1"; shift; done
-  shift
-  # shellcheck disable=SC2086
-  if env $envs timeout "$limit" "$prefix/bin/mpiexec" -n "$np" "$@" >"$out/log" 2>&1; then
-    ok "$name -n $np$envs: $(tail -1 "$out/log")"
-  else
-    notok "$name -n $np$envs (exit $?)"; tail -25 "$out/log" | sed 's/^/# /'
-  fi
-}
 
 for np in $nps; do
   quick=""
