@@ -25,6 +25,8 @@ void glex_unlock(glex_lock_t *l);
 /* futex on a shared word: wait while *w == val (timeout_ms < 0: forever) */
 void glex_futex_wait(_Atomic uint32_t *w, uint32_t val, int timeout_ms, bool shared);
 void glex_futex_wake(_Atomic uint32_t *w, int n, bool shared);
+/* a process-private condition variable, waited for ms at most (m held) */
+void glex_cond_wait_ms(pthread_cond_t *c, pthread_mutex_t *m, int ms);
 
 /* a DQ entry that names a descriptor list posted by reference (glex_vp_post_list):
  * local_addr = the list, count = its length, data = the glex_post_regs_t */

@@ -34,6 +34,14 @@ uint64_t glex_now_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
  * message's time in a VM). */
 uint64_t glex_coarse_ns(void) { return clock_ns(CLOCK_MONOTONIC_COARSE); }
 
+void glex_cond_wait_ms(pthread_cond_t *c, pthread_mutex_t *m, int ms)
+{
+    uint64_t t = clock_ns(CLOCK_REALTIME) + (uint64_t)ms * 1000000ull;
+    struct timespec ts = { .tv_sec = (time_t)(t / 1000000000ull),
+                           .tv_nsec = (long)(t % 1000000000ull) };
+    pthread_cond_timedwait(c, m, &ts);
+}
+
 void glex_futex_wait(_Atomic uint32_t *w, uint32_t val, int timeout_ms, bool shared)
 {
     struct timespec ts, *tp = NULL;

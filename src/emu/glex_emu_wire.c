@@ -300,7 +300,7 @@ int glex_wire_start(glex_fabric_t *f, const struct glex_wire_rx *rx)
     hints->domain_attr->threading = FI_THREAD_SAFE;
     hints->domain_attr->av_type = FI_AV_TABLE;
     hints->domain_attr->mr_mode = 0;
-    const char *prov = getenv("FI_PROVIDER");
+    const char *prov = glex_env("FI_PROVIDER");
     hints->fabric_attr->prov_name = strdup(prov && *prov ? prov : "tcp;ofi_rxm");
     int rc = fi_getinfo(FI_VERSION(1, 9), NULL, NULL, 0, hints, &w->info);
     fi_freeinfo(hints);

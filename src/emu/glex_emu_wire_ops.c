@@ -83,8 +83,6 @@ int glex_fabric_connect(glex_fabric_t *f, const void *addrs, size_t stride, cons
 #else /* GLEX_HAVE_LIBFABRIC */
 #include "glex_emu_wire.h"
 
-#include <time.h>
-
 /* ------------------------------------------------------------ operations */
 
 int glex_wire_insert(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_key_t key,
@@ -219,14 +217,7 @@ int glex_wire_job(glex_fabric_t *f, uint64_t key, uint32_t members, int lease)
             id = glex_error(GLEX_EDEAD, "node 0, which agrees on JobIDs, is unreachable");
             break;
         }
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += 100000000;
-        if (ts.tv_nsec >= 1000000000) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000;
-        }
-        pthread_cond_timedwait(&w->job_cv, &w->job_mu, &ts);
+        glex_cond_wait_ms(&w->job_cv, &w->job_mu, 100);
     }
     if (!rc && w->job_done[t]) {
         id = w->job_result[t];
