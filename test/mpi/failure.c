@@ -3,7 +3,8 @@
  *
  *   failure VICTIM ITER COUNT kill|exit [return]
  *
- * Rank VICTIM dies at iteration ITER of a loop of MPI_Allreduce of COUNT
+ * Rank VICTIM (or ranks A..B, VICTIM written A-B: a whole host's under
+ * GLEX_SPLIT_HOSTS) dies at iteration ITER of a loop of MPI_Allreduce of COUNT
  * doubles (and a barrier every 10): by SIGKILL, or by _exit() without
  * MPI_Finalize (to the NIC model the same: its node stays attached, its
  * process is gone).  Hydra's proxy SIGKILLs the whole job when a rank dies by
@@ -41,10 +42,12 @@ int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     if (argc < 5) {
-        fprintf(stderr, "usage: failure VICTIM ITER COUNT kill|exit [return]\n");
+        fprintf(stderr, "usage: failure VICTIM[-LAST] ITER COUNT kill|exit [return]\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    int victim = atoi(argv[1]), iters = atoi(argv[2]), count = atoi(argv[3]);
+    char *dash;
+    int victim = (int)strtol(argv[1], &dash, 10), iters = atoi(argv[2]), count = atoi(argv[3]);
+    int last = *dash == '-' ? atoi(dash + 1) : victim;
     int by_signal = argv[4][0] == 'k';
     int ret = argc > 5;
     int rank;
@@ -57,7 +60,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < count; i++)
         x[i] = rank + i;
     for (int it = 0;; it++) {
-        if (rank == victim && it == iters) {
+        if (rank >= victim && rank <= last && it == iters) {
             fprintf(stderr, "rank %d: dying (%s) at iteration %d\n", rank,
                     by_signal ? "SIGKILL" : "_exit", it);
             if (by_signal)

@@ -24,7 +24,7 @@ if ! strings "$prefix/lib/libmpi.so" 2>/dev/null | grep -q "fi_getinfo"; then
   echo "1..0 # SKIP MPICH's ch4:glex was built without libfabric"
   exit 0
 fi
-for p in coll_ops pt2pt comms nic_counts; do
+for p in coll_ops pt2pt comms nic_counts failure; do
   if "$prefix/bin/mpicc" -std=c11 -O1 -Wall -Wextra -Werror -o "$out/$p" "$src/test/mpi/$p.c" \
        >"$out/$p.cc" 2>&1; then
     ok "compile $p"
@@ -96,6 +96,21 @@ if [ -n "$a" ] && [ -n "$b" ] && [ "$b" -gt "$a" ]; then
   ok "glex-info --job $job: node 2 (host 1) sent $a, then $b fabric messages"
 else
   notok "glex-info --job on a job across 2 hosts: job '$job', node 2 sent '$a' then '$b'"
+fi
+
+# a whole host's ranks exit mid-allreduce: both ranks of the other host get
+# MPIX_ERR_PROC_FAILED naming the unreachable host within a few
+# GLEX_TIMEOUTs, and mpiexec exits non-zero
+timeout "$limit" env GLEX_TIMEOUT=1 GLEX_SPLIT_HOSTS=2 "$prefix/bin/mpiexec" -disable-auto-cleanup \
+  -n 4 "$out/failure" 2-3 30 1000 exit return >"$out/log" 2>&1
+rc=$?
+got=$(grep -c "error class MPIX_ERR_PROC_FAILED" "$out/log")
+slow=$(awk '/error class/ { for (i = 1; i < NF; i++) if ($i == "after" && $(i+1) + 0 > 6) print }' "$out/log")
+if [ "$rc" != 0 ] && [ "$rc" != 124 ] && [ "$got" = 2 ] && [ -z "$slow" ] &&
+   grep -q "on host 1" "$out/log"; then
+  ok "host 1's ranks exit mid-allreduce: both of host 0 get MPIX_ERR_PROC_FAILED naming host 1, mpiexec exits $rc"
+else
+  notok "host 1's ranks exit mid-allreduce: exit $rc, $got errors"; tail -15 "$out/log" | sed 's/^/# /'
 fi
 
 # more hosts than ranks: a host per rank

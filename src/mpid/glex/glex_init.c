@@ -181,7 +181,7 @@ static int host_map(uint32_t * nhosts, uint32_t ** host_of)
         return GLEX_OK;
     *host_of = MPL_malloc(sizeof **host_of * (size_t) size, MPL_MEM_OTHER);
     if (!*host_of)
-        return glex_error(GLEX_ENOMEM, "out of memory for the host map of %d ranks", size);
+        return glex_set_error(GLEX_ENOMEM, "out of memory for the host map of %d ranks", size);
     for (int i = 0; i < size; i++)
         (*host_of)[i] = split > 1 ? (uint32_t) ((uint64_t) i * split / (uint64_t) size)
             : (uint32_t) MPIR_Process.node_map[i];
@@ -210,7 +210,7 @@ static int connect_hosts(void)
     if (!all || !lens) {
         MPL_free(all);
         MPL_free(lens);
-        return fabric_error(glex_error(GLEX_ENOMEM, "%d addresses", size), "out of memory");
+        return fabric_error(glex_set_error(GLEX_ENOMEM, "%d addresses", size), "out of memory");
     }
     mpi_errno = MPIR_pmi_allgather(&mine, sizeof mine, all, sizeof mine, MPIR_PMI_DOMAIN_ALL);
     if (!mpi_errno) {
