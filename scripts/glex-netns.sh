@@ -2,7 +2,8 @@
 # glex-netns.sh - two hosts on one machine for tests and benchmarks: Linux
 # network namespaces NAME-a and NAME-b joined by a veth pair, 10.77.0.1 and
 # 10.77.0.2 on an interface called glexv0 in each, and a launcher that runs
-# a command "on" one of the two addresses (inside its namespace), called as
+# a command "on" one of the two addresses (inside its namespace, with that
+# namespace's name as hostname), called as
 # ssh is by hydra's -launcher-exec and by Open MPI's plm_rsh_agent.
 #
 # usage: scripts/glex-netns.sh up NAME DIR    create them; DIR/launch.sh is the launcher
@@ -40,7 +41,9 @@ case \$host in
   10.77.0.2) ns=$b ;;
   *) echo "launch.sh: unknown host \$host (10.77.0.1 or 10.77.0.2)" >&2; exit 1 ;;
 esac
-exec ip netns exec "\$ns" sh -c "\$*"
+# a hostname of its own too (UTS namespace): libraries name their
+# shared-memory files after the host
+exec ip netns exec "\$ns" unshare --uts sh -c "hostname \$ns; \$*"
 EOF
     chmod +x "$dir/launch.sh" ;;
   down)

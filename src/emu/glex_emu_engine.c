@@ -1335,8 +1335,9 @@ static int progress_locked(glex_fabric_t *f, glex_engine_t *e)
 int glex_progress(glex_fabric_t *f)
 {
     glex_engine_t *e = f->eng;
+    int got = f->wire ? glex_wire_poll(f) : 0; /* what came from other hosts, on this core */
     pthread_mutex_lock(&e->mu);
-    int work = progress_locked(f, e);
+    int work = progress_locked(f, e) | (got > 0);
     pthread_mutex_unlock(&e->mu);
     return work;
 }

@@ -316,6 +316,9 @@ struct glex_wire_rx; /* the receive side, given by the fabric: glex_wire_rx */
 extern const struct glex_wire_rx glex_wire_rx;
 int glex_wire_start(glex_fabric_t *f, const struct glex_wire_rx *rx);
 void glex_wire_stop(glex_fabric_t *f);
+/* a host that drives progress takes what arrived itself (no wake-up of the
+ * progress thread on its way); > 0 when it applied something */
+int glex_wire_poll(glex_fabric_t *f);
 /* a packet into node's hash buffer of unit; cp: count it on the (job, dvp)
  * CP counter there (an inline data packet) */
 int glex_wire_insert(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_key_t key,

@@ -228,6 +228,11 @@ int glex_wire_drain(glex_fabric_t *f, int block)
     return n;
 }
 
+int glex_wire_poll(glex_fabric_t *f)
+{
+    return f->wire && atomic_load(&f->wire->connected) ? glex_wire_drain(f, 0) : 0;
+}
+
 static void *progress_thread(void *arg)
 {
     glex_fabric_t *f = arg;
