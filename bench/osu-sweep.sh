@@ -88,8 +88,10 @@ hosts() {
     hydra) echo "ip netns exec $nsname-a" ;;
     glex|mpich) echo "-launcher ssh -launcher-exec $out/launch.sh -iface glexv0 \
       -hosts 10.77.0.1,10.77.0.2 -ppn $(($2 / 2)) -genv FI_TCP_IFACE glexv0" ;;
+    # its ranks yield when idle, as with --oversubscribe: the namespaces share this machine's cores
     openmpi) echo "--mca plm_rsh_agent $out/launch.sh --host 10.77.0.1:$(($2 / 2)),10.77.0.2:$(($2 / 2)) \
-      --mca btl self,vader,tcp --mca btl_tcp_if_include glexv0 --mca oob_tcp_if_include glexv0" ;;
+      --mca btl self,vader,tcp --mca btl_tcp_if_include glexv0 --mca oob_tcp_if_include glexv0 \
+      --mca mpi_yield_when_idle 1" ;;
   esac
 }
 echo "system,coll,np,size,avg_us,min_us,max_us,iters,pure_us,compute_us,overlap_pct" > "$csv"

@@ -112,6 +112,7 @@ if [ "$rc" != 0 ] && [ "$rc" != 124 ] && [ "$got" = 2 ] && [ -z "$slow" ] &&
 else
   notok "host 1's ranks exit mid-allreduce: exit $rc, $got errors"; tail -15 "$out/log" | sed 's/^/# /'
 fi
+"$prefix/bin/glex-info" --cleanup >/dev/null 2>&1 # the failed job's segments, quietly
 
 # more hosts than ranks: a host per rank
 run pt2pt 3 GLEX_SPLIT_HOSTS=9 -- "$out/pt2pt"
@@ -134,4 +135,5 @@ case $rc in
   77) skip "network namespaces: $(tail -1 "$out/netns")" ;;
   *) notok "2 namespaces x 2 ranks over a veth pair (exit $rc)"; tail -25 "$out/netns" | sed 's/^/# /' ;;
 esac
+"$prefix/bin/glex-info" --cleanup >/dev/null 2>&1 # what the link-down job left
 echo "1..$n"
