@@ -42,14 +42,8 @@ nalgos=$(echo $ar_algos | wc -w)
 osu_colls="allreduce reduce bcast barrier iallreduce ireduce ibcast ibarrier"
 echo "1..$(( 6 + nsizes * (3 + nalgos) + 5 + 1 + 16 + 4 + 5 + 7 + 9 ))"
 
-for p in $progs; do
-  if "$prefix/bin/mpicc" -std=c11 -O1 -Wall -Wextra -Werror -o "$out/$p" "$src/test/mpi/$p.c" \
-       >"$out/$p.cc" 2>&1; then
-    ok "compile $p with $prefix/bin/mpicc"
-  else
-    notok "compile $p"; sed 's/^/# /' "$out/$p.cc"
-  fi
-done
+# shellcheck disable=SC2086
+compile $progs
 
 for np in $nps; do
   quick=""

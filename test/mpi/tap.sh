@@ -1,6 +1,7 @@
 # test/mpi/tap.sh - sourced by the MPI test scripts: TAP lines and one run of
-# an MPI program.  Uses the caller's prefix (the MPICH install), limit
-# (seconds a run) and out (a scratch directory).
+# an MPI program, compiling the programs of test/mpi.  Uses the caller's
+# prefix (the MPICH install), src (the sources), limit (seconds a run) and
+# out (a scratch directory).
 n=0
 ok() { n=$((n + 1)); echo "ok $n - $*"; }
 notok() { n=$((n + 1)); echo "not ok $n - $*"; }
@@ -16,4 +17,15 @@ run() { # run NAME NP ENV... -- PROG ARGS: one TAP line
   else
     notok "$name -n $np$envs (exit $?)"; tail -25 "$out/log" | sed 's/^/# /'
   fi
+}
+
+compile() { # compile PROG...: each of test/mpi with the install's mpicc into $out, a TAP line each
+  for p in "$@"; do
+    if "$prefix/bin/mpicc" -std=c11 -O1 -Wall -Wextra -Werror -o "$out/$p" "$src/test/mpi/$p.c" \
+         >"$out/$p.cc" 2>&1; then
+      ok "compile $p with $prefix/bin/mpicc"
+    else
+      notok "compile $p"; sed 's/^/# /' "$out/$p.cc"
+    fi
+  done
 }
