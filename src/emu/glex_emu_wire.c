@@ -119,6 +119,27 @@ int glex_wire_send(glex_fabric_t *f, uint32_t node, wmsg_t *h, const void *p, ui
 
 /* ------------------------------------------------------------- receiving */
 
+held_t *glex_wire_keep(const wmsg_t *m)
+{
+    held_t *e = malloc(sizeof *e + m->len);
+    if (!e) {
+        fprintf(stderr, "glex: out of memory keeping a fabric message of %u bytes\n", m->len);
+        return NULL;
+    }
+    memcpy(&e->m, m, sizeof *m + m->len);
+    e->next = NULL;
+    return e;
+}
+
+void glex_wire_append(held_t **head, held_t **tail, held_t *e)
+{
+    if (*tail)
+        (*tail)->next = e;
+    else
+        *head = e;
+    *tail = e;
+}
+
 /* a message as it completes: applied when it is its sender's next, else
  * kept until the ones sent before it are in (under cq_mu) */
 static void apply(glex_fabric_t *f, const wmsg_t *m, size_t got)
@@ -138,14 +159,11 @@ static void apply(glex_fabric_t *f, const wmsg_t *m, size_t got)
     atomic_fetch_add_explicit(&me->wire_bytes_received, got, memory_order_relaxed);
     atomic_store_explicit(&w->talked[m->src], 1, memory_order_relaxed);
     if (m->seq != w->rx_next[m->src]) {
-        held_t *e = malloc(sizeof *e + m->len);
-        if (!e) {
-            fprintf(stderr, "glex: out of memory keeping a fabric message of %u bytes\n", m->len);
-            return;
+        held_t *e = glex_wire_keep(m);
+        if (e) {
+            e->next = w->early;
+            w->early = e;
         }
-        memcpy(&e->m, m, sizeof *m + m->len);
-        e->next = w->early;
-        w->early = e;
         return;
     }
     w->rx->apply(f, m);
@@ -228,9 +246,9 @@ int glex_wire_drain(glex_fabric_t *f, int block)
     return n;
 }
 
-int glex_wire_poll(glex_fabric_t *f)
+int glex_wire_poll(glex_fabric_t *f) /* f->wire set: the caller looks, off the one-host path */
 {
-    return f->wire && atomic_load(&f->wire->connected) ? glex_wire_drain(f, 0) : 0;
+    return atomic_load(&f->wire->connected) ? glex_wire_drain(f, 0) : 0;
 }
 
 static void *progress_thread(void *arg)
@@ -396,15 +414,11 @@ void glex_wire_stop(glex_fabric_t *f)
         fi_freeinfo(w->info);
     if (w->evfd >= 0)
         close(w->evfd);
-    while (w->held) {
-        held_t *e = w->held;
-        w->held = e->next;
-        free(e);
-    }
-    for (held_t **l = &w->svc; l; l = l == &w->svc ? &w->early : NULL)
-        while (*l) {
-            held_t *e = *l;
-            *l = e->next;
+    held_t **lists[] = { &w->held, &w->svc, &w->early };
+    for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++)
+        while (*lists[i]) {
+            held_t *e = *lists[i];
+            *lists[i] = e->next;
             free(e);
         }
     free(w->rx_next);

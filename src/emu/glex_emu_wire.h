@@ -116,5 +116,9 @@ int glex_wire_send(glex_fabric_t *f, uint32_t node, wmsg_t *h, const void *p, ui
 /* read and apply completions; block: wait for the CQ's lock.  How many */
 int glex_wire_drain(glex_fabric_t *f, int block);
 void glex_wire_mark_dead(glex_fabric_t *f, uint32_t node, const char *why);
+/* a copy of message m with its payload, to keep in a list (NULL, said on
+ * stderr, when out of memory); append e to the list head..tail */
+held_t *glex_wire_keep(const wmsg_t *m);
+void glex_wire_append(held_t **head, held_t **tail, held_t *e);
 #endif
 #endif

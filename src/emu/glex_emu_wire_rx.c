@@ -18,18 +18,10 @@
 static void hold(glex_fabric_t *f, const wmsg_t *m)
 {
     struct glex_wire *w = f->wire;
-    held_t *e = malloc(sizeof *e + m->len);
-    if (!e) {
-        fprintf(stderr, "glex: out of memory holding a fabric message of %u bytes\n", m->len);
+    held_t *e = glex_wire_keep(m);
+    if (!e)
         return;
-    }
-    memcpy(&e->m, m, sizeof *m + m->len);
-    e->next = NULL;
-    if (w->held_tail)
-        w->held_tail->next = e;
-    else
-        w->held = e;
-    w->held_tail = e;
+    glex_wire_append(&w->held, &w->held_tail, e);
     atomic_fetch_add(&w->nheld, 1);
     atomic_fetch_add(&glex_node_shm(f, f->node)->wire_held, 1);
     atomic_fetch_add(&glex_node_shm(f, f->node)->wire_held_total, 1);
@@ -66,17 +58,11 @@ static int deliver(glex_fabric_t *f, const wmsg_t *m)
 
 static void service(struct glex_wire *w, const wmsg_t *m)
 {
-    held_t *e = malloc(sizeof *e);
+    held_t *e = glex_wire_keep(m);
     if (!e)
         return;
-    e->m = *m;
-    e->next = NULL;
     pthread_mutex_lock(&w->svc_mu);
-    if (w->svc_tail)
-        w->svc_tail->next = e;
-    else
-        w->svc = e;
-    w->svc_tail = e;
+    glex_wire_append(&w->svc, &w->svc_tail, e);
     pthread_mutex_unlock(&w->svc_mu);
     uint64_t one = 1;
     if (write(w->evfd, &one, sizeof one) < 0) { /* the thread polls anyway */

@@ -186,16 +186,6 @@ run "late_root" 3 $dp GLEX_STAGE_MAP=0 -- "$out/late_root" 1.5 out wait
 # The NIC model ran, with default settings: the counts each communicator's
 # NIC work adds up to (GLEX_VERBOSE=2, every rank) are those each algorithm
 # implies, rank by rank (test/mpi/nic_counts.py), offload and host-based
-counts() { # counts NP MODE ENV...
-  np=$1 mode=$2; shift 2
-  if env GLEX_VERBOSE=2 "$@" timeout "$limit" "$prefix/bin/mpiexec" -n "$np" "$out/nic_counts" 20 \
-       >"$out/log" 2>&1 && python3 "$src/test/mpi/nic_counts.py" "$np" 20 "$mode" "$out/log" \
-       >"$out/check" 2>&1; then
-    ok "NIC counts, $mode, -n $np${1:+ $*}: $(grep -c '^ok' "$out/check") checks; $(grep '^nic_counts:' "$out/log")"
-  else
-    notok "NIC counts, $mode, -n $np${1:+ $*}"; grep -v '^ok' "$out/check" "$out/log" | tail -20 | sed 's/^/# /'
-  fi
-}
 for np in 2 3 4 5 8; do
   counts "$np" offload
 done
@@ -203,16 +193,11 @@ counts 5 host-based GLEX_ALLREDUCE_ALGO=host GLEX_REDUCE_ALGO=host GLEX_BCAST_AL
   GLEX_BARRIER_ALGO=host
 # glex-info --job on a running default-settings job: the collective VP's
 # executed descriptors rise between two looks
-job="" a="" b=""
-jobs_of_user() { "$prefix/bin/glex-info" --list | sed -n 's/.*(job \(mpi-.*\))$/\1/p' | sort; }
+a="" b=""
 jobs_of_user >"$out/jobs.before" # other jobs of this user (another test run) are not ours
 env timeout "$limit" "$prefix/bin/mpiexec" -n 2 "$out/nic_counts" 1000000 >"$out/log" 2>&1 &
 bg=$!
-for i in $(seq 100); do
-  job=$(jobs_of_user | comm -13 "$out/jobs.before" - | head -1)
-  [ -n "$job" ] && break
-  sleep 0.1
-done
+job=$(job_started)
 executed() { "$prefix/bin/glex-info" --job "$1" | awk '$1 == 0 && $2 == 1 && NF == 12 { print $4 }'; }
 if [ -n "$job" ]; then a=$(executed "$job"); sleep 0.5; b=$(executed "$job"); fi
 kill "$bg" 2>/dev/null; wait "$bg" 2>/dev/null

@@ -29,3 +29,29 @@ compile() { # compile PROG...: each of test/mpi with the install's mpicc into $o
     fi
   done
 }
+
+# The NIC model ran: the counts each communicator's NIC work adds up to
+# (GLEX_VERBOSE=2, every rank) are those each algorithm implies, rank by
+# rank (test/mpi/nic_counts.py)
+counts() { # counts NP MODE ENV...
+  np=$1 mode=$2; shift 2
+  if env GLEX_VERBOSE=2 "$@" timeout "$limit" "$prefix/bin/mpiexec" -n "$np" "$out/nic_counts" 20 \
+       >"$out/log" 2>&1 && python3 "$src/test/mpi/nic_counts.py" "$np" 20 "$mode" "$out/log" \
+       >"$out/check" 2>&1; then
+    ok "NIC counts, $mode, -n $np${1:+ $*}: $(grep -c '^ok' "$out/check") checks; $(grep '^nic_counts:' "$out/log")"
+  else
+    notok "NIC counts, $mode, -n $np${1:+ $*}"; grep -v '^ok' "$out/check" "$out/log" | tail -20 | sed 's/^/# /'
+  fi
+}
+
+# this user's running MPI jobs whose segment name ends in SUFFIX (.h1: a
+# job's host 1), and the first one started since $out/jobs.before was
+# written (within 10 s; empty if none)
+jobs_of_user() { "$prefix/bin/glex-info" --list | sed -n "s/.*(job \(mpi-.*$1\))\$/\1/p" | sort; }
+job_started() {
+  for i in $(seq 100); do
+    j=$(jobs_of_user "${1:-}" | comm -13 "$out/jobs.before" - | head -1)
+    [ -n "$j" ] && { echo "$j"; return; }
+    sleep 0.1
+  done
+}
