@@ -24,8 +24,8 @@ def symbols(obj):
     text = subprocess.run(['nm', obj], capture_output=True, text=True, check=True).stdout
     for line in text.splitlines():
         f = line.split()
-        if len(f) == 3 and f[1] in 'TDBRGSVW':
-            defined.add(f[2])
+        if len(f) == 3 and f[1] in 'TDBRGSVW' and not f[2].startswith('__odr_asan'):
+            defined.add(f[2])  # (ASan's ODR indicators are the compiler's names)
         elif len(f) == 2 and f[0] == 'U':
             undefined.add(f[1])
     return defined, undefined

@@ -117,6 +117,8 @@ static void finish(glex_req_t *r, int status)
     g->alu_ops += r->st.alu_ops;
     if (r->job >= 0 && !r->leased)
         glex_job_release(r->g->f, r->job);
+    if (r->leased)
+        r->g->lease_done++;
     r->job = -1;
     glex_plan_t *p = r->plan;
     if (r->tmp) {
@@ -134,8 +136,17 @@ static void finish(glex_req_t *r, int status)
     }
 }
 
+/* a call under the lease posts after the one before it finished (one task
+ * of a JobID per VP at a time) */
+static int lease_next(const glex_req_t *r)
+{
+    return !r->leased || (uint16_t)(r->g->lease_done + 1u) == r->gen_add;
+}
+
 static void advance(glex_req_t *r)
 {
+    if (r->state == REQ_NEED_POST && r->step == 0 && !lease_next(r))
+        return;
     if (r->state == REQ_NEED_JOB) {
         int job = glex_job_acquire(r->g->f, r->key, r->g->size);
         if (job < 0)
@@ -211,6 +222,8 @@ static int req_poll(void *arg)
     }
     advance(r);
     drain_cq(r->g->vp);
+    if (r->state == REQ_NEED_POST) /* the call before it under the lease may have finished */
+        advance(r);
     return r->state == REQ_DONE;
 }
 
@@ -356,7 +369,9 @@ int glex_coll_start(glex_group_t *g, const glex_coll_args_t *a, glex_req_t **out
     r->host = a->host_mode != 0;
     r->job = -1;
     r->key = mix64(g->key ^ mix64(g->calls++));
-    if (a->blocking && g->lease >= 0) { /* no agreement per call */
+    /* no agreement per call: blocking calls, and across hosts (where an
+     * agreement is a round trip to node 0) nonblocking calls too */
+    if (g->lease >= 0 && (a->blocking || g->nhosts > 1)) {
         r->job = g->lease;
         r->leased = 1;
         r->gen_add = (uint16_t)++g->lease_calls;

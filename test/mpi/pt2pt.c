@@ -164,6 +164,10 @@ static void one_sided(void)
         if (base[i] != left * 1000000L + i)
             bad = i;
     MT_CHECK(bad < 0, "put: element %d", bad);
+    /* the reads above and the accumulates below are of different epochs:
+     * without this fence a rank past the last one may add to rank 0's slot 0
+     * while rank 0 still checks it (seen as 'put: element 0' on 4 hosts) */
+    MPI_Win_fence(0, win);
     long one = 1;
     MT_MPI(MPI_Accumulate(&one, 1, MPI_LONG, 0, 0, 1, MPI_LONG, MPI_SUM, win));
     MPI_Win_fence(0, win);
