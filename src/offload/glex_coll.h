@@ -74,6 +74,9 @@ void glex_group_free(glex_group_t *g);
 int glex_group_mcast_prepare(glex_group_t *g);
 uint32_t glex_group_size(const glex_group_t *g);
 uint32_t glex_group_rank(const glex_group_t *g);
+/* how many hosts its members are on (1 on one host); a group across hosts
+ * runs its nonblocking calls too under its leased JobID, one at a time */
+uint32_t glex_group_hosts(const glex_group_t *g);
 
 typedef struct glex_coll_args {
     glex_coll_kind_t kind;

@@ -148,6 +148,7 @@ int glex_group_stats(const glex_group_t *g, glex_coll_kind_t k, glex_algo_t a, i
 
 uint32_t glex_group_size(const glex_group_t *g) { return g->size; }
 uint32_t glex_group_rank(const glex_group_t *g) { return g->rank; }
+uint32_t glex_group_hosts(const glex_group_t *g) { return g->nhosts; }
 uint32_t glex_group_plans(const glex_group_t *g) { return g->nplans; }
 
 /* ---- plan cache ---- */

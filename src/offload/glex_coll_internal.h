@@ -50,7 +50,8 @@ struct glex_group {
     glex_coll_policy_t pol; /* thresholds (glex_coll_select.c) */
     int lease;            /* JobID of the group's blocking calls, or -1: one per call */
     uint32_t lease_calls; /* calls under it: each its own key generation ... */
-    uint32_t lease_done;  /* ... and, one at a time, in call order (lease_next) */
+    uint32_t lease_done;  /* ... and, one at a time, in call order: */
+    struct glex_req *lq_head, *lq_tail; /* calls under it not yet posted */
     glex_coll_stats_t stats[GLEX_COLL_KIND_COUNT][GLEX_ALGO_COUNT][2];
     glex_direct_t *direct; /* direct path (glex_coll_direct.c) */
     int direct_state;      /* 0 not set up yet, 1 on, -1 off (a member had no mailbox) */

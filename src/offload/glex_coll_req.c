@@ -24,6 +24,7 @@ struct glex_req {
     void *tmp;
     int leased;          /* runs under the group's leased JobID ... */
     uint16_t gen_add;    /* ... with keys of its own: the lease's call count */
+    struct glex_req *lnext; /* next in the group's queue of calls under the lease */
     glex_coll_kind_t kind;
     glex_type_t type;     /* of its elements (host-based: the host's combine) */
     glex_coll_stats_t st; /* summed from the CQEs of its tasks */
@@ -167,6 +168,21 @@ static void advance(glex_req_t *r)
     }
 }
 
+/* post the group's queued calls under its lease, in call order, each once
+ * the one before it finished (from every poll on the group: the call waited
+ * for may be a later one) */
+static void lease_kick(glex_group_t *g)
+{
+    while (g->lq_head && lease_next(g->lq_head)) {
+        glex_req_t *q = g->lq_head;
+        advance(q);
+        if (q->state == REQ_NEED_POST)
+            return; /* the DQ is full: again at the next poll */
+        if (!(g->lq_head = q->lnext))
+            g->lq_tail = NULL;
+    }
+}
+
 /* take every CQE of the group's VP and hand it to its request */
 static void drain_cq(glex_vp_t *vp)
 {
@@ -190,6 +206,8 @@ static void drain_cq(glex_vp_t *vp)
             q->state = REQ_NEED_POST, advance(q);
         else
             finish(q, GLEX_OK);
+        if (q->leased && q->state == REQ_DONE)
+            lease_kick(q->g);
     }
 }
 
@@ -222,8 +240,7 @@ static int req_poll(void *arg)
     }
     advance(r);
     drain_cq(r->g->vp);
-    if (r->state == REQ_NEED_POST) /* the call before it under the lease may have finished */
-        advance(r);
+    lease_kick(r->g);
     return r->state == REQ_DONE;
 }
 
@@ -389,7 +406,17 @@ int glex_coll_start(glex_group_t *g, const glex_coll_args_t *a, glex_req_t **out
         }
     }
     r->bases[BUF_TMP] = (uint64_t)(uintptr_t)r->tmp;
-    advance(r);
+    if (r->leased) { /* queued behind the group's earlier calls under the lease */
+        r->lnext = NULL;
+        if (g->lq_tail)
+            g->lq_tail->lnext = r;
+        else
+            g->lq_head = r;
+        g->lq_tail = r;
+        lease_kick(g);
+    } else {
+        advance(r);
+    }
     *out = r;
     return GLEX_OK;
 }
