@@ -7,7 +7,7 @@
 # ssh is by hydra's -launcher-exec and by Open MPI's plm_rsh_agent.
 #
 # usage: scripts/glex-netns.sh up NAME DIR    create them; DIR/launch.sh is the launcher
-#        scripts/glex-netns.sh down NAME      remove them
+#        scripts/glex-netns.sh down NAME      kill what runs in them, remove them
 #        scripts/glex-netns.sh link NAME up|down   the veth end of NAME-b
 # Needs root and iproute2; 'up' exits 77 where namespaces cannot be made.
 set -u
@@ -47,6 +47,15 @@ exec ip netns exec "\$ns" unshare --uts sh -c "hostname \$ns; \$*"
 EOF
     chmod +x "$dir/launch.sh" ;;
   down)
+    # what still runs in them goes first: a namespace outlives 'ip netns del'
+    # while processes are in it, and a rank cut off by a downed link may wait
+    # on a socket for minutes (TCP's retransmission time-out)
+    p=$(ip netns pids "$a" 2>/dev/null; ip netns pids "$b" 2>/dev/null)
+    [ -z "$p" ] || kill -9 $p 2>/dev/null
+    i=0 # until they are reaped too (a zombie still counts as alive)
+    while [ $i -lt 100 ] && [ -n "$p" ] && kill -0 $p 2>/dev/null; do
+      sleep 0.1; i=$((i + 1))
+    done
     ip netns del "$a" 2>/dev/null; ip netns del "$b" 2>/dev/null; exit 0 ;;
   link)
     ip -n "$b" link set glexv0 "${3:?up or down}" ;;
