@@ -33,6 +33,17 @@ struct glex_req {
     glex_dcall_t dc;
 };
 
+/* r at the tail of the list (head, tail) linked through r->link */
+#define REQ_APPEND(head, tail, link, r)                                                            \
+    do {                                                                                           \
+        (r)->link = NULL;                                                                          \
+        if (tail)                                                                                  \
+            (tail)->link = (r);                                                                    \
+        else                                                                                       \
+            (head) = (r);                                                                          \
+        (tail) = (r);                                                                              \
+    } while (0)
+
 static uint64_t mix64(uint64_t x)
 {
     x += 0x9e3779b97f4a7c15ull;
@@ -341,11 +352,7 @@ static int start_direct(glex_group_t *g, const glex_coll_args_t *a, glex_algo_t 
     r->state = REQ_RUNNING;
     g->calls++;
     glex_direct_start(g, a, &r->dc);
-    if (g->dlast)
-        g->dlast->dnext = r;
-    else
-        g->dfirst = r;
-    g->dlast = r;
+    REQ_APPEND(g->dfirst, g->dlast, dnext, r);
     req_poll(r);
     *out = r;
     return GLEX_OK;
@@ -407,12 +414,7 @@ int glex_coll_start(glex_group_t *g, const glex_coll_args_t *a, glex_req_t **out
     }
     r->bases[BUF_TMP] = (uint64_t)(uintptr_t)r->tmp;
     if (r->leased) { /* queued behind the group's earlier calls under the lease */
-        r->lnext = NULL;
-        if (g->lq_tail)
-            g->lq_tail->lnext = r;
-        else
-            g->lq_head = r;
-        g->lq_tail = r;
+        REQ_APPEND(g->lq_head, g->lq_tail, lnext, r);
         lease_kick(g);
     } else {
         advance(r);
