@@ -52,8 +52,11 @@ EOF
     # on a socket for minutes (TCP's retransmission time-out)
     p=$(ip netns pids "$a" 2>/dev/null; ip netns pids "$b" 2>/dev/null)
     [ -z "$p" ] || kill -9 $p 2>/dev/null
-    i=0 # until they are reaped too (a zombie still counts as alive)
-    while [ $i -lt 100 ] && [ -n "$p" ] && kill -0 $p 2>/dev/null; do
+    i=0 # until every one is reaped too (a zombie still counts as alive)
+    while [ $i -lt 100 ]; do
+      alive=""
+      for x in $p; do kill -0 "$x" 2>/dev/null && alive=1; done
+      [ -n "$alive" ] || break
       sleep 0.1; i=$((i + 1))
     done
     ip netns del "$a" 2>/dev/null; ip netns del "$b" 2>/dev/null; exit 0 ;;

@@ -253,15 +253,16 @@ int glex_wire_poll(glex_fabric_t *f) /* f->wire set: the caller looks, off the o
     struct glex_wire *w = f->wire;
     if (!atomic_load(&w->connected))
         return 0;
-    /* the progress thread wakes on the CQ's fd when something arrives; an
-     * application thread that spins in MPI_Test reads it at most every
-     * WIRE_POLL_GAP_NS (each read is an epoll_wait in the tcp provider:
-     * polled at every call, a 5-rank job across 2 hosts spent half its
-     * time in the kernel, MPICH's nonblocking3 ran 97 s, 71 s with the gap) */
+    /* the progress thread wakes on the CQ's fd when something arrives; the
+     * threads in glex_progress (an application spinning in MPI_Test, the
+     * engine thread) read it at most every WIRE_POLL_GAP_NS (each read is an
+     * epoll_wait in the tcp provider: polled at every call, a 5-rank job
+     * across 2 hosts spent half its time in the kernel, MPICH's nonblocking3
+     * ran 97 s, 71 s with the gap) */
     uint64_t now = glex_now_ns();
-    if (now - w->polled_ns < WIRE_POLL_GAP_NS)
+    if (now - atomic_load_explicit(&w->polled_ns, memory_order_relaxed) < WIRE_POLL_GAP_NS)
         return 0;
-    w->polled_ns = now;
+    atomic_store_explicit(&w->polled_ns, now, memory_order_relaxed);
     return glex_wire_drain(f, 0);
 }
 

@@ -61,7 +61,7 @@ typedef struct held { /* a message that waits at its receiver (table or queue fu
 
 struct glex_wire {
     const struct glex_wire_rx *rx;
-    uint64_t polled_ns; /* the last time an application thread read the CQ */
+    _Atomic uint64_t polled_ns; /* the last time glex_wire_poll read the CQ (any thread) */
     struct fi_info *info;
     struct fid_fabric *fabric;
     struct fid_domain *domain;
