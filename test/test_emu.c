@@ -2,7 +2,7 @@
  * parameters, descriptor range checks, the hash buffer, MP and RDMA, full
  * buffers (back-pressure, nothing lost), late peers waited for, pulsed
  * transfers larger than the unit RAM, JobID agreement and counters,
- * regions a peer maps. */
+ * regions a peer maps, memory published for the NIC's DMA. */
 #define _GNU_SOURCE
 #include "glex_emu_internal.h"
 #include "glex_test.h"
@@ -664,6 +664,100 @@ static int rank_regions(glex_tctx_t *c)
     return 0;
 }
 
+/* memory registered for the NIC's DMA: a peer's engine puts into and gets
+ * from it in place; the registry's limits and withdrawal */
+static int rank_published(glex_tctx_t *c)
+{
+    int id = glex_case(c, "RDMA put and get into a published region land in place, to its "
+                          "last byte; its owner sees the put");
+    glex_region_t r = { 0 };
+    int64_t w[3] = { 0, 0, 0 };
+    enum { BYTES = 8192 };
+    if (c->rank == 1) {
+        if (glex_region_alloc(&r, BYTES) || glex_region_publish(c->f, &r))
+            glex_case_fail(c, id, "alloc/publish: %s", glex_last_error());
+        for (size_t i = 0; r.base && i < BYTES; i++)
+            ((uint8_t *)r.base)[i] = (uint8_t)(i * 3u + 1u);
+        w[0] = (int64_t)(uintptr_t)r.base;
+    }
+    if (from_rank1(c, w))
+        glex_case_fail(c, id, "bcast: %s", glex_last_error());
+    uint8_t buf[4096];
+    glex_cqe_t e;
+    if (c->rank == 0) {
+        uint64_t base = 0, bytes = 0;
+        uint32_t i = 0;
+        while (i < GLEX_PUBLISH_MAX && glex_region_published(c->f, 1, i, &base, &bytes))
+            i++;
+        if (i == GLEX_PUBLISH_MAX || base != (uint64_t)w[0] || bytes != BYTES)
+            glex_case_fail(c, id, "published: index %u base %llx bytes %llu", i,
+                           (unsigned long long)base, (unsigned long long)bytes);
+        glex_desc_t d;
+        memset(&d, 0, sizeof d);
+        d.kind = GLEX_DESC_RDMA;
+        d.ch = d.ct = d.coll_end_flag = 1;
+        d.dest_id = 1;
+        d.length = sizeof buf;
+        d.swap_remote_addr = 1; /* its first half here */
+        d.local_addr = (uint64_t)(uintptr_t)buf;
+        d.remote_addr = base;
+        if (glex_vp_post(c->vp, &d, 1) || !glex_test_wait_cqe(c->f, c->vp, &e, 5000) || e.status)
+            glex_case_fail(c, id, "get: %s", glex_last_error());
+        for (size_t k = 0; k < sizeof buf; k++)
+            if (buf[k] != (uint8_t)(k * 3u + 1u)) {
+                glex_case_fail(c, id, "get: byte %zu is %u", k, buf[k]);
+                break;
+            }
+        memset(buf, 0x5a, sizeof buf); /* into its second half, up to the end */
+        d.swap_remote_addr = 0;
+        d.remote_addr = base + BYTES - sizeof buf;
+        if (glex_vp_post(c->vp, &d, 1) || !glex_test_wait_cqe(c->f, c->vp, &e, 5000) || e.status)
+            glex_case_fail(c, id, "put: %s", glex_last_error());
+        glex_vp_counters_t vc;
+        glex_vp_counters(c->f, 0, glex_vp_index(c->vp), &vc);
+        if (vc.bytes_sent < 2 * sizeof buf)
+            glex_case_fail(c, id, "the NIC counted %llu bytes", (unsigned long long)vc.bytes_sent);
+    }
+    if (from_rank1(c, w))
+        glex_case_fail(c, id, "barrier: %s", glex_last_error());
+    if (c->rank == 1)
+        for (size_t k = 0; r.base && k < BYTES; k++) {
+            uint8_t want = k < BYTES - sizeof buf ? (uint8_t)(k * 3u + 1u) : 0x5a;
+            if (((uint8_t *)r.base)[k] != want) {
+                glex_case_fail(c, id, "byte %zu is %u, expected %u", k, ((uint8_t *)r.base)[k],
+                               want);
+                break;
+            }
+        }
+    id = glex_case(c, "a node publishes at most GLEX_PUBLISH_MAX regions and says so; a "
+                      "withdrawn region is no longer found");
+    if (c->rank == 1) {
+        for (uint32_t k = 1; k < GLEX_PUBLISH_MAX; k++)
+            if (glex_region_publish(c->f, &r))
+                glex_case_fail(c, id, "publish %u: %s", k, glex_last_error());
+        int rc = glex_region_publish(c->f, &r);
+        if (rc != GLEX_EBUSY || !strstr(glex_last_error(), "allowed 4"))
+            glex_case_fail(c, id, "one too many: rc %d '%s'", rc, glex_last_error());
+        glex_region_t none = { 0 };
+        none.fd = -1;
+        if (glex_region_publish(c->f, &none) != GLEX_EINVAL)
+            glex_case_fail(c, id, "an empty region was published");
+        glex_region_withdraw(c->f, &r);
+    }
+    if (from_rank1(c, w))
+        glex_case_fail(c, id, "barrier: %s", glex_last_error());
+    uint64_t base, bytes;
+    for (uint32_t i = 0; i < GLEX_PUBLISH_MAX; i++)
+        if (glex_region_published(c->f, 1, i, &base, &bytes) != GLEX_ENOENT)
+            glex_case_fail(c, id, "index %u still published", i);
+    if (glex_region_published(c->f, 5, 0, &base, &bytes) != GLEX_ENOENT)
+        glex_case_fail(c, id, "node 5 of 2 has a region");
+    if (from_rank1(c, w)) /* rank 0 is through before the memory goes */
+        glex_case_fail(c, id, "barrier: %s", glex_last_error());
+    glex_region_free(&r);
+    return 0;
+}
+
 /* GLEX_YIELD_US auto: polling with sched_yield up to GLEX_YIELD_MAX_PER_CPU
  * processes per online CPU, sleeping at once above (and with a CPU each) */
 static void test_yield_auto(void)
@@ -699,6 +793,10 @@ int main(void)
         tap_ok(1, "emu regions # SKIP regions are mapped within one host");
     else
         glex_run_group(2, NULL, rank_regions, NULL, 60, "emu regions");
+    if (getenv("GLEX_SPLIT_HOSTS") && atoi(getenv("GLEX_SPLIT_HOSTS")) > 1)
+        tap_ok(1, "emu published regions # SKIP regions are mapped within one host");
+    else
+        glex_run_group(2, NULL, rank_published, NULL, 60, "emu published regions");
     glex_params_t p;
     glex_params_default(&p);
     p.unit_buffer_kb = 64;

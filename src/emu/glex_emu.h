@@ -523,6 +523,18 @@ typedef struct glex_region {
 } glex_region_t;
 int glex_region_alloc(glex_region_t *r, size_t bytes);
 void glex_region_free(glex_region_t *r);
+/* Register a region for the NIC's DMA (as a real NIC registers memory):
+ * an RDMA put or get of a peer on this host whose remote address lies inside
+ * it is done by the peer's NIC engine in place, by load and store through a
+ * mapping, rather than by cross-memory attach.  At most GLEX_PUBLISH_MAX per
+ * node (GLEX_EBUSY beyond); withdraw it before freeing it. */
+#define GLEX_PUBLISH_MAX 4u
+int glex_region_publish(glex_fabric_t *f, const glex_region_t *r);
+void glex_region_withdraw(glex_fabric_t *f, const glex_region_t *r);
+/* a region node published: its address in that process and its size, or
+ * GLEX_ENOENT (none, or node on another host) */
+int glex_region_published(glex_fabric_t *f, uint32_t node, uint32_t index, uint64_t *base,
+                          uint64_t *bytes);
 /* a peer's region mapped read-only here, kept for reuse */
 typedef struct glex_rmap {
     const void *base;

@@ -223,11 +223,20 @@ static void park(glex_task_t *t, glex_unit_shm_t *u, int credit)
     }
 }
 
+/* a counter only the engine writes (it runs under its mutex, on whichever
+ * thread): a plain add, no locked instruction, which would wait for the
+ * packet's stores to the peer's lines to drain */
+static void engine_count(_Atomic uint64_t *c, uint64_t v)
+{
+    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + v,
+                          memory_order_relaxed);
+}
+
 static void count_send(glex_task_t *t, uint64_t bytes)
 {
     t->n_sent++;
-    atomic_fetch_add_explicit(&t->vp->shm->packets_sent, 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&t->vp->shm->bytes_sent, bytes, memory_order_relaxed);
+    engine_count(&t->vp->shm->packets_sent, 1);
+    engine_count(&t->vp->shm->bytes_sent, bytes);
 }
 
 static void count_recv(glex_task_t *t, uint64_t bytes)
@@ -931,26 +940,32 @@ int glex_rq_deliver(glex_fabric_t *f, uint32_t node, uint32_t vp, uint32_t src, 
                     const void *data, uint32_t len, uint64_t vt)
 {
     glex_vp_shm_t *dv = glex_vp_shm(f, node, vp);
-    if (!atomic_load(&dv->open))
+    if (!atomic_load_explicit(&dv->rq_ready, memory_order_acquire))
         return GLEX_EAGAIN;
-    uint8_t *ring = f->base + f->hdr->off_rings +
-                    f->hdr->vp_ring_stride * ((uint64_t)node * f->p.vps_per_node + vp);
-    glex_rqe_t *rq = (glex_rqe_t *)(ring + (size_t)f->p.dq_depth * sizeof(glex_desc_t) +
-                                    (size_t)f->p.cq_depth * sizeof(glex_cqe_t));
-    glex_lock(&dv->rq_lock);
-    uint32_t tail = atomic_load(&dv->rq_tail);
-    if (tail - atomic_load(&dv->rq_head) >= f->p.cq_depth) {
-        glex_unlock(&dv->rq_lock);
-        return GLEX_EAGAIN;
+    glex_rq_slot_t *rq = glex_rq_ring(f, node, vp);
+    uint32_t depth = f->p.cq_depth;
+    uint32_t pos = atomic_load_explicit(&dv->rq_tail, memory_order_relaxed);
+    glex_rq_slot_t *slot;
+    for (;;) { /* claim a slot (glex_rq_slot_t) */
+        slot = &rq[pos % depth];
+        int32_t dif = (int32_t)(atomic_load_explicit(&slot->seq, memory_order_acquire) - pos);
+        if (dif == 0) {
+            if (atomic_compare_exchange_weak_explicit(&dv->rq_tail, &pos, pos + 1,
+                                                      memory_order_relaxed, memory_order_relaxed))
+                break;
+        } else if (dif < 0) {
+            return GLEX_EAGAIN; /* full: the host has not taken the entry depth back */
+        } else {
+            pos = atomic_load_explicit(&dv->rq_tail, memory_order_relaxed);
+        }
     }
-    glex_rqe_t *e = &rq[tail % f->p.cq_depth];
+    glex_rqe_t *e = &slot->e;
     e->src_id = src;
     e->src_vp = (uint16_t)svp;
     e->len = (uint16_t)len;
     e->vt = vt;
     memcpy(e->data, data, len);
-    atomic_store_explicit(&dv->rq_tail, tail + 1, memory_order_release);
-    glex_unlock(&dv->rq_lock);
+    atomic_store_explicit(&slot->seq, pos + 1, memory_order_release);
     return GLEX_OK;
 }
 
@@ -1019,6 +1034,15 @@ static int step_rdma(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d)
             if (rc)
                 return rc;
         }
+        goto done;
+    }
+    /* registered memory of the peer (glex_region_publish): DMA in place */
+    void *win = glex_dma_window(f, d->dest_id, d->remote_addr, d->length);
+    if (win) {
+        if (d->swap_remote_addr)
+            memcpy(local, win, d->length);
+        else
+            memcpy(win, local, d->length);
         goto done;
     }
     pid_t pid = atomic_load(&glex_node_shm(f, d->dest_id)->pid);
@@ -1179,7 +1203,7 @@ static int run_task(glex_fabric_t *f, glex_task_t *t, uint64_t now)
                 stalled(f, t, d, now);
             break;
         }
-        atomic_fetch_add_explicit(&t->vp->shm->desc_executed, 1, memory_order_relaxed);
+        engine_count(&t->vp->shm->desc_executed, 1);
         t->cur++;
         reset_desc_state(t);
     }
@@ -1191,8 +1215,7 @@ static int run_task(glex_fabric_t *f, glex_task_t *t, uint64_t now)
             return work;
         glex_ring(f, f->node);
     }
-    atomic_fetch_add_explicit(t->status ? &t->vp->shm->tasks_failed : &t->vp->shm->tasks_completed,
-                              1, memory_order_relaxed);
+    engine_count(t->status ? &t->vp->shm->tasks_failed : &t->vp->shm->tasks_completed, 1);
     return 2;
 }
 

@@ -52,9 +52,11 @@ static void layout(glex_shm_header_t *h, const glex_params_t *p, uint32_t nnodes
     off += units * h->unit_stride_ram;
     h->off_vps = off;
     off = ALIGN(off + nvps * sizeof(glex_vp_shm_t), 4096);
-    /* DQ, CQ, RQ, then the DQ entries' virtual post times (GLEX_VTIME) */
+    /* DQ, CQ, RQ (from a cache line), then the DQ entries' virtual post
+     * times (GLEX_VTIME) */
     h->vp_ring_stride = ALIGN((uint64_t)p->dq_depth * (sizeof(glex_desc_t) + 8u) +
-                                  (uint64_t)p->cq_depth * (sizeof(glex_cqe_t) + sizeof(glex_rqe_t)),
+                                  (uint64_t)p->cq_depth *
+                                      (sizeof(glex_cqe_t) + sizeof(glex_rq_slot_t)) + 64u,
                               4096);
     h->off_rings = off;
     off += nvps * h->vp_ring_stride;
@@ -523,6 +525,7 @@ int glex_fabric_close(glex_fabric_t *f)
     if (atomic_fetch_sub(&f->hdr->refcount, 1) == 1)
         shm_unlink(f->name);
     munmap(f->base, f->size);
+    glex_dma_unmap_all(f);
     free(f->vps);
     free(f->host_of);
     free(f);

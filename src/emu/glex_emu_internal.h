@@ -122,6 +122,14 @@ typedef struct glex_node_shm {
      * way, messages waiting here for room (now, ever) */
     _Atomic uint64_t wire_msgs_sent, wire_bytes_sent, wire_msgs_received, wire_bytes_received;
     _Atomic uint64_t wire_held, wire_held_total;
+    /* host memory the node registered for the NIC's DMA (glex_region_publish):
+     * id 0 = free; id is written last (release), after fd, base and bytes */
+    struct {
+        _Atomic uint64_t id;
+        int32_t fd;
+        uint32_t pad;
+        uint64_t base, bytes;
+    } pub[GLEX_PUBLISH_MAX];
 } glex_node_shm_t;
 
 typedef enum {
@@ -133,15 +141,15 @@ typedef enum {
 
 /* Who writes what decides the cache lines: the owner's host and engine
  * (DQ, CQ, counters), the other nodes' engines that deliver messages (the
- * RQ's lock and tail) and the owner's host taking them (the RQ's head) each
+ * RQ's tail and slots) and the owner's host taking them (the RQ's head) each
  * write a line of their own, so a message moves no line but the ones it
  * must. */
 typedef struct glex_vp_shm {
     _Alignas(64) _Atomic uint32_t open;
     _Atomic uint32_t dq_head, dq_tail; /* host writes tail, engine advances head */
     _Atomic uint32_t cq_head, cq_tail; /* engine writes tail, host advances head */
-    _Alignas(64) glex_lock_t rq_lock;  /* many producers */
-    _Atomic uint32_t rq_tail;
+    _Alignas(64) _Atomic uint32_t rq_tail; /* claimed by the delivering engines (CAS) */
+    _Atomic uint32_t rq_ready;             /* 1 once the RQ's slots are set up (open) */
     _Alignas(64) _Atomic uint32_t rq_head; /* the owner's host */
     _Alignas(64) _Atomic uint64_t desc_posted, desc_executed, tasks_completed, tasks_failed;
     _Atomic uint64_t packets_sent, packets_received, bytes_sent, bytes_received;
@@ -262,6 +270,20 @@ static inline uint64_t glex_mbox_stride(const glex_params_t *p)
     return sizeof(struct glex_mbox) + glex_mbox_area_bytes(p);
 }
 
+/* A receive-queue slot.  The RQ is a lock-free ring of many producers (the
+ * engines delivering MP messages) and one consumer (the VP's host): a
+ * producer claims position pos by CAS on rq_tail while the slot's seq equals
+ * pos, writes the entry and publishes it with seq = pos + 1; the host takes
+ * it when seq = head + 1 and frees the slot with seq = head + depth.  The
+ * host polls the slot itself, the line the producer writes along with the
+ * message's first bytes, so a small message costs one or two cache lines
+ * and no lock. */
+typedef struct glex_rq_slot {
+    _Alignas(64) _Atomic uint32_t seq;
+    uint32_t pad;
+    glex_rqe_t e;
+} glex_rq_slot_t;
+
 /* ---- per-process handles ---- */
 typedef struct glex_engine glex_engine_t;
 
@@ -271,7 +293,7 @@ struct glex_vp {
     glex_vp_shm_t *shm;
     glex_desc_t *dq;
     glex_cqe_t *cq;
-    glex_rqe_t *rq;
+    glex_rq_slot_t *rq;
     uint64_t *dq_vt; /* GLEX_VTIME: per DQ entry, the host's virtual time at its post */
     char fail_text[320]; /* why the last failed task failed (written before its CQE) */
 };
@@ -297,6 +319,10 @@ struct glex_fabric {
     uint32_t host, nhosts;
     uint32_t *host_of;
     struct glex_wire *wire;
+    /* the engine's mappings of peers' published memory (nnodes x
+     * GLEX_PUBLISH_MAX, made at the first DMA into each; under the engine's
+     * mutex) */
+    struct glex_rmap *dma_maps;
 };
 
 /* is node on another host (its packets travel over the fabric)? */
@@ -407,6 +433,25 @@ void glex_ring_doorbell(glex_fabric_t *f, uint32_t node);
  * condition, glex_host_sleep */
 uint32_t glex_host_token(const glex_fabric_t *f);
 void glex_host_sleep(glex_fabric_t *f, uint32_t token, int timeout_ms);
+
+/* node's VP vp receive queue (cq_depth slots) in the segment */
+static inline glex_rq_slot_t *glex_rq_ring(const glex_fabric_t *f, uint32_t node, uint32_t vp)
+{
+    uint64_t off = (uint64_t)f->p.dq_depth * sizeof(glex_desc_t) +
+                   (uint64_t)f->p.cq_depth * sizeof(glex_cqe_t);
+    off = (off + 63u) / 64u * 64u;
+    return (glex_rq_slot_t *)(void *)(f->base + f->hdr->off_rings +
+                                      f->hdr->vp_ring_stride *
+                                          ((uint64_t)node * f->p.vps_per_node + vp) +
+                                      off);
+}
+
+/* the NIC's DMA into node's published memory (glex_emu_region.c): where
+ * [addr, addr + len) of node's process lies inside a region it published,
+ * that memory mapped here (read and write); NULL where it does not, or it
+ * cannot be mapped (the caller then uses cross-memory attach).  Engine only. */
+void *glex_dma_window(glex_fabric_t *f, uint32_t node, uint64_t addr, uint64_t len);
+void glex_dma_unmap_all(glex_fabric_t *f);
 
 /* an MP message into node's VP receive queue (glex_emu_engine.c): GLEX_EAGAIN
  * while that VP is not open or its queue is full */

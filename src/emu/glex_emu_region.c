@@ -10,6 +10,7 @@
 #include "glex_emu_internal.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -68,8 +69,8 @@ void glex_rmap_drop(glex_rmap_t *m)
     memset(m, 0, sizeof *m);
 }
 
-int glex_rmap_get(glex_fabric_t *f, uint32_t node, int32_t fd, uint64_t id, size_t bytes,
-                  glex_rmap_t *m)
+static int rmap_get(glex_fabric_t *f, uint32_t node, int32_t fd, uint64_t id, size_t bytes,
+                    glex_rmap_t *m, int prot)
 {
     if (node >= f->nnodes)
         return glex_error(GLEX_EINVAL, "mapping a region of node %u: allowed 0..%u", node,
@@ -100,7 +101,7 @@ int glex_rmap_get(glex_fabric_t *f, uint32_t node, int32_t fd, uint64_t id, size
     struct stat st = { 0 };
     void *p = MAP_FAILED;
     if (fstat(lfd, &st) == 0 && (size_t)st.st_size >= bytes && bytes)
-        p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED | MAP_POPULATE, lfd, 0);
+        p = mmap(NULL, (size_t)st.st_size, prot, MAP_SHARED | MAP_POPULATE, lfd, 0);
     e = errno;
     close(lfd);
     if (p == MAP_FAILED)
@@ -118,6 +119,88 @@ int glex_rmap_get(glex_fabric_t *f, uint32_t node, int32_t fd, uint64_t id, size
     (void)bytes;
     (void)fd;
     (void)id;
+    (void)prot;
     return glex_error(GLEX_ENOTSUP, "exported regions need memfd_create and pidfd_getfd");
 #endif
+}
+
+int glex_rmap_get(glex_fabric_t *f, uint32_t node, int32_t fd, uint64_t id, size_t bytes,
+                  glex_rmap_t *m)
+{
+    return rmap_get(f, node, fd, id, bytes, m, PROT_READ);
+}
+
+/* ------------------------------------------- memory registered for DMA */
+
+int glex_region_publish(glex_fabric_t *f, const glex_region_t *r)
+{
+    if (!r || !r->base || r->fd < 0)
+        return glex_error(GLEX_EINVAL, "publishing a region that holds no memory");
+    glex_node_shm_t *n = glex_node_shm(f, f->node);
+    for (uint32_t i = 0; i < GLEX_PUBLISH_MAX; i++) {
+        if (atomic_load_explicit(&n->pub[i].id, memory_order_relaxed))
+            continue;
+        n->pub[i].fd = r->fd;
+        n->pub[i].base = (uint64_t)(uintptr_t)r->base;
+        n->pub[i].bytes = r->bytes;
+        atomic_store_explicit(&n->pub[i].id, r->id, memory_order_release);
+        return GLEX_OK;
+    }
+    return glex_error(GLEX_EBUSY, "publishing a region: node %u has %u published already "
+                      "(allowed %u)", f->node, GLEX_PUBLISH_MAX, GLEX_PUBLISH_MAX);
+}
+
+void glex_region_withdraw(glex_fabric_t *f, const glex_region_t *r)
+{
+    glex_node_shm_t *n = glex_node_shm(f, f->node);
+    for (uint32_t i = 0; r && r->id && i < GLEX_PUBLISH_MAX; i++)
+        if (atomic_load_explicit(&n->pub[i].id, memory_order_relaxed) == r->id)
+            atomic_store_explicit(&n->pub[i].id, 0, memory_order_release);
+}
+
+int glex_region_published(glex_fabric_t *f, uint32_t node, uint32_t index, uint64_t *base,
+                          uint64_t *bytes)
+{
+    if (node >= f->nnodes || index >= GLEX_PUBLISH_MAX || glex_remote(f, node))
+        return GLEX_ENOENT;
+    glex_node_shm_t *n = glex_node_shm(f, node);
+    if (!atomic_load_explicit(&n->pub[index].id, memory_order_acquire))
+        return GLEX_ENOENT;
+    *base = n->pub[index].base;
+    *bytes = n->pub[index].bytes;
+    return GLEX_OK;
+}
+
+void *glex_dma_window(glex_fabric_t *f, uint32_t node, uint64_t addr, uint64_t len)
+{
+    glex_node_shm_t *n = glex_node_shm(f, node);
+    for (uint32_t i = 0; i < GLEX_PUBLISH_MAX; i++) {
+        uint64_t id = atomic_load_explicit(&n->pub[i].id, memory_order_acquire);
+        uint64_t base = n->pub[i].base, bytes = n->pub[i].bytes;
+        if (!id || addr < base || addr - base > bytes || len > bytes - (addr - base))
+            continue;
+        if (!f->dma_maps) {
+            f->dma_maps = calloc((size_t)f->nnodes * GLEX_PUBLISH_MAX, sizeof *f->dma_maps);
+            if (!f->dma_maps)
+                return NULL;
+        }
+        glex_rmap_t *m = &f->dma_maps[(size_t)node * GLEX_PUBLISH_MAX + i];
+        if (rmap_get(f, node, n->pub[i].fd, id, bytes, m, PROT_READ | PROT_WRITE))
+            return NULL; /* not to be mapped: cross-memory attach */
+        /* published again since this look: the mapping is of what was read */
+        if (atomic_load_explicit(&n->pub[i].id, memory_order_acquire) != id)
+            return NULL;
+        return (uint8_t *)(uintptr_t)m->base + (addr - base);
+    }
+    return NULL;
+}
+
+void glex_dma_unmap_all(glex_fabric_t *f)
+{
+    if (!f->dma_maps)
+        return;
+    for (size_t i = 0; i < (size_t)f->nnodes * GLEX_PUBLISH_MAX; i++)
+        glex_rmap_drop(&f->dma_maps[i]);
+    free(f->dma_maps);
+    f->dma_maps = NULL;
 }

@@ -21,14 +21,17 @@ int glex_vp_open(glex_fabric_t *f, uint32_t vp, glex_vp_t **out)
     h->index = vp;
     h->dq = (glex_desc_t *)ring;
     h->cq = (glex_cqe_t *)(ring + (size_t)f->p.dq_depth * sizeof(glex_desc_t));
-    h->rq = (glex_rqe_t *)((uint8_t *)h->cq + (size_t)f->p.cq_depth * sizeof(glex_cqe_t));
-    h->dq_vt = (uint64_t *)(void *)((uint8_t *)h->rq + (size_t)f->p.cq_depth * sizeof(glex_rqe_t));
+    h->rq = glex_rq_ring(f, f->node, vp);
+    h->dq_vt = (uint64_t *)(void *)(h->rq + f->p.cq_depth);
     atomic_store(&s->dq_head, 0);
     atomic_store(&s->dq_tail, 0);
     atomic_store(&s->cq_head, 0);
     atomic_store(&s->cq_tail, 0);
     atomic_store(&s->rq_head, 0);
     atomic_store(&s->rq_tail, 0);
+    for (uint32_t i = 0; i < f->p.cq_depth; i++)
+        atomic_store_explicit(&h->rq[i].seq, i, memory_order_relaxed);
+    atomic_store_explicit(&s->rq_ready, 1, memory_order_release); /* after the slots */
     h->shm = s;
     *out = h;
     return GLEX_OK;
@@ -40,6 +43,7 @@ int glex_vp_close(glex_vp_t *vp)
         return GLEX_OK;
     glex_vp_shm_t *s = vp->shm;
     vp->shm = NULL;
+    atomic_store(&s->rq_ready, 0);
     atomic_store(&s->open, 0);
     return GLEX_OK;
 }
@@ -171,26 +175,27 @@ int glex_vp_post(glex_vp_t *vp, const glex_desc_t *d, size_t n)
  * at vt_off) among [head, tail) to head, the ones before it up behind it in
  * their order (one sender's entries keep theirs: its virtual times only
  * grow), so that the host takes entries in the order they came in virtual
- * time, whatever order the emulator wrote them in */
-static void earliest_first(void *ring, size_t esz, uint32_t head, uint32_t tail, uint32_t depth,
-                           size_t vt_off)
+ * time, whatever order the emulator wrote them in.  Entries are esz bytes
+ * at ent_off of each stride-byte slot (the rest of a slot stays put). */
+static void earliest_first(void *ring, size_t stride, size_t ent_off, size_t esz, uint32_t head,
+                           uint32_t tail, uint32_t depth, size_t vt_off)
 {
-    uint8_t *r = ring;
+    uint8_t *r = (uint8_t *)ring + ent_off;
     uint32_t first = head;
     uint64_t best, v;
-    memcpy(&best, r + (size_t)(head % depth) * esz + vt_off, sizeof best);
+    memcpy(&best, r + (size_t)(head % depth) * stride + vt_off, sizeof best);
     for (uint32_t i = head + 1; i != tail; i++) {
-        memcpy(&v, r + (size_t)(i % depth) * esz + vt_off, sizeof v);
+        memcpy(&v, r + (size_t)(i % depth) * stride + vt_off, sizeof v);
         if (v < best)
             best = v, first = i;
     }
     if (first == head)
         return;
     uint8_t keep[sizeof(glex_rqe_t) > sizeof(glex_cqe_t) ? sizeof(glex_rqe_t) : sizeof(glex_cqe_t)];
-    memcpy(keep, r + (size_t)(first % depth) * esz, esz);
+    memcpy(keep, r + (size_t)(first % depth) * stride, esz);
     for (uint32_t i = first; i != head; i--)
-        memcpy(r + (size_t)(i % depth) * esz, r + (size_t)((i - 1) % depth) * esz, esz);
-    memcpy(r + (size_t)(head % depth) * esz, keep, esz);
+        memcpy(r + (size_t)(i % depth) * stride, r + (size_t)((i - 1) % depth) * stride, esz);
+    memcpy(r + (size_t)(head % depth) * stride, keep, esz);
 }
 
 int glex_vp_poll_cq(glex_vp_t *vp, glex_cqe_t *e)
@@ -201,7 +206,7 @@ int glex_vp_poll_cq(glex_vp_t *vp, glex_cqe_t *e)
         return 0;
     uint32_t depth = vp->f->p.cq_depth;
     if (vp->f->p.vtime) /* the one written first in virtual time */
-        earliest_first(vp->cq, sizeof *vp->cq, head,
+        earliest_first(vp->cq, sizeof *vp->cq, 0, sizeof *vp->cq, head,
                        atomic_load_explicit(&s->cq_tail, memory_order_acquire), depth,
                        offsetof(glex_cqe_t, vt));
     *e = vp->cq[head % depth];
@@ -215,15 +220,22 @@ int glex_vp_poll_rq(glex_vp_t *vp, glex_rqe_t *e)
 {
     glex_vp_shm_t *s = vp->shm;
     uint32_t head = atomic_load_explicit(&s->rq_head, memory_order_relaxed);
-    if (head == atomic_load_explicit(&s->rq_tail, memory_order_acquire))
-        return 0;
     uint32_t depth = vp->f->p.cq_depth;
-    if (vp->f->p.vtime) /* the one that arrived first in virtual time */
-        earliest_first(vp->rq, sizeof *vp->rq, head,
-                       atomic_load_explicit(&s->rq_tail, memory_order_acquire), depth,
-                       offsetof(glex_rqe_t, vt));
-    *e = vp->rq[head % depth];
-    atomic_store_explicit(&s->rq_head, head + 1, memory_order_release);
+    glex_rq_slot_t *slot = &vp->rq[head % depth];
+    if (atomic_load_explicit(&slot->seq, memory_order_acquire) != head + 1)
+        return 0;
+    if (vp->f->p.vtime) { /* the one that arrived first in virtual time */
+        uint32_t end = head + 1;
+        while (end - head < depth &&
+               atomic_load_explicit(&vp->rq[end % depth].seq, memory_order_acquire) == end + 1)
+            end++;
+        earliest_first(vp->rq, sizeof *vp->rq, offsetof(glex_rq_slot_t, e), sizeof(glex_rqe_t),
+                       head, end, depth, offsetof(glex_rqe_t, vt));
+    }
+    /* the header and the bytes the message has, not the whole slot */
+    memcpy(e, &slot->e, offsetof(glex_rqe_t, data) + slot->e.len);
+    atomic_store_explicit(&slot->seq, head + depth, memory_order_release);
+    atomic_store_explicit(&s->rq_head, head + 1, memory_order_relaxed);
     /* the receiver's own line: the delivering engine writes none of it */
     atomic_store_explicit(&s->packets_received,
                           atomic_load_explicit(&s->packets_received, memory_order_relaxed) + 1,

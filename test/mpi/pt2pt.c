@@ -1,6 +1,7 @@
 /* pt2pt.c - point-to-point through the netmod's active messages: ping-pong
  * from 0 bytes to 4 MiB (inline, rendezvous by RDMA read, MPICH's RTS/CTS
- * above the eager limit), a non-contiguous large message, MPI_ANY_SOURCE
+ * above the eager limit), a non-contiguous large message, a stream through
+ * the RDMA-eager rings (wrapping, full, credited), MPI_ANY_SOURCE
  * and probe, synchronous send, a flood of small messages (queue
  * back-pressure), message ordering, and one-sided put/get/accumulate. */
 #include "mt.h"
@@ -75,6 +76,86 @@ static void noncontig(void)
         free(in);
     }
     free(buf);
+    MPI_Type_free(&vec);
+}
+
+/* Messages of 300 B - 16 KiB, the RDMA-eager range (a ring per sender at
+ * the receiver): a stream of many times a ring's size, unexpected (sent
+ * before the receives are posted) and then expected, so that rings wrap,
+ * fill (the rest goes by the other protocols) and are given back by
+ * credits, in order; every other message is a non-contiguous vector. */
+static void ring_stream(void)
+{
+    if (size < 2)
+        return;
+    enum { M = 700, MAXB = 16384 };
+    int last = size - 1;
+    MPI_Datatype vec;   /* 2 of every 3 ints */
+    MPI_Type_vector(MAXB / 8, 2, 3, MPI_INT, &vec);
+    MPI_Type_commit(&vec);
+    int *src = malloc(sizeof(int) * 3 * (MAXB / 8));
+    unsigned char *bufs = malloc((size_t) M * MAXB);
+    MPI_Request *rq = malloc(sizeof *rq * M);
+    for (int pass = 0; pass < 2; pass++) {
+        int expected = pass == 1;
+        if (rank == last && expected)
+            for (int i = 0; i < M; i++)
+                MT_MPI(MPI_Irecv(bufs + (size_t) i * MAXB, MAXB, MPI_BYTE, 0, 20 + pass,
+                                 MPI_COMM_WORLD, &rq[i]));
+        MT_MPI(MPI_Barrier(MPI_COMM_WORLD));
+        if (rank == 0) {
+            for (int i = 0; i < M; i++) {
+                int n = 300 + (i * 977 + pass * 131) % (MAXB - 300);
+                if (i % 2) {    /* vector: n/8 blocks of 2 ints */
+                    for (int k = 0; k < 3 * (MAXB / 8); k++)
+                        src[k] = k * 7 + i;
+                    MT_MPI(MPI_Send(src, 1, vec, last, 20 + pass, MPI_COMM_WORLD));
+                } else {
+                    unsigned char *b = bufs + (size_t) i * MAXB;
+                    for (int k = 0; k < n; k++)
+                        b[k] = pattern(k, i + pass);
+                    MT_MPI(MPI_Isend(b, n, MPI_BYTE, last, 20 + pass, MPI_COMM_WORLD, &rq[i]));
+                }
+                if (i % 2)
+                    rq[i] = MPI_REQUEST_NULL;
+            }
+            MPI_Status *st = malloc(sizeof *st * M);
+            MT_MPI(MPI_Waitall(M, rq, st));
+            free(st);
+        } else if (rank == last) {
+            if (!expected) {    /* everything is in (or on its way) before a receive */
+                MT_MPI(MPI_Probe(0, 20, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+                for (int i = 0; i < M; i++)
+                    MT_MPI(MPI_Irecv(bufs + (size_t) i * MAXB, MAXB, MPI_BYTE, 0, 20,
+                                     MPI_COMM_WORLD, &rq[i]));
+            }
+            MPI_Status *st = malloc(sizeof *st * M);
+            MT_MPI(MPI_Waitall(M, rq, st));
+            for (int i = 0; i < M; i++) {
+                int n = 300 + (i * 977 + pass * 131) % (MAXB - 300), cnt, bad = -1;
+                MPI_Get_count(&st[i], MPI_BYTE, &cnt);
+                const unsigned char *b = bufs + (size_t) i * MAXB;
+                if (i % 2) {
+                    const int *v = (const int *) (const void *) b;
+                    MT_CHECK(cnt == MAXB, "ring stream %d message %d: %d bytes", pass, i, cnt);
+                    for (int k = 0; k < MAXB / 8 && bad < 0; k++)
+                        if (v[2 * k] != 3 * k * 7 + i || v[2 * k + 1] != (3 * k + 1) * 7 + i)
+                            bad = k;
+                } else {
+                    MT_CHECK(cnt == n, "ring stream %d message %d: %d bytes, expected %d",
+                             pass, i, cnt, n);
+                    for (int k = 0; k < n && bad < 0; k++)
+                        if (b[k] != pattern(k, i + pass))
+                            bad = k;
+                }
+                MT_CHECK(bad < 0, "ring stream %d message %d: element %d wrong", pass, i, bad);
+            }
+            free(st);
+        }
+    }
+    free(rq);
+    free(bufs);
+    free(src);
     MPI_Type_free(&vec);
 }
 
@@ -187,6 +268,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     pingpong();
     noncontig();
+    ring_stream();
     anysource_probe();
     ordering_flood();
     one_sided();

@@ -3,6 +3,15 @@
  * Every message is one MP descriptor (inline payload <= GLEX_INLINE_MAX,
  * 256 bytes here) from this node's AM VP to the target's AM VP:
  *   EAGER  wire header + AM header + data, when all of it fits inline;
+ *   RING   (processes of one host) data of RING_MIN+1 up to
+ *          MPIDI_GLEX_ring_max() bytes: an RDMA put of the data into this sender's
+ *          receive ring at the target (glex_ring.c; memory the target
+ *          registered with its NIC, written in place), then the EAGER layout
+ *          without data but with where it lies; the MP descriptor asks for a
+ *          CQE, which completes the send (the data has left the buffer);
+ *          the receiver hands the data to MPICH from its ring and returns
+ *          what it consumed every quarter ring as a
+ *   CREDIT (wire header only);
  *   FRAG   up to FRAG_MAX bytes of contiguous or packed data that do not fit
  *          one descriptor: the EAGER layout with the data's first bytes,
  *          then CONT descriptors (a kind byte + data) with the rest, all
@@ -24,7 +33,9 @@
 #include "glex_impl.h"
 #include <stdio.h>
 
-enum { WIRE_EAGER = 1, WIRE_LMT = 2, WIRE_ACK = 3, WIRE_FRAG = 4, WIRE_CONT = 5 };
+enum { WIRE_EAGER = 1, WIRE_LMT = 2, WIRE_ACK = 3, WIRE_FRAG = 4, WIRE_CONT = 5, WIRE_RING = 6,
+    WIRE_CREDIT = 7
+};
 
 typedef struct {
     uint8_t kind;
@@ -32,8 +43,9 @@ typedef struct {
     uint8_t src_vci, dst_vci;
     uint32_t am_hdr_sz;
     uint64_t data_sz;
-    uint64_t addr;     /* LMT: where the sender's data is */
-    uint64_t cookie;   /* LMT, ACK: the sender's request */
+    uint64_t addr;     /* LMT: where the sender's data is; RING: its offset in the ring */
+    uint64_t cookie;   /* LMT, ACK: the sender's request; RING: ring bytes taken;
+                        * CREDIT: ring bytes consumed, ever */
 } wire_t;
 
 #define WIRE_SZ ((MPI_Aint) sizeof(wire_t))
@@ -46,6 +58,9 @@ typedef struct {
  * (FRAG + CONT descriptors) instead of a rendezvous */
 #define FRAG_MAX 2048
 #define FRAG_DESCS 16   /* at most this many descriptors a message */
+/* data up to this size goes in fragments even where a ring could take it:
+ * two or three packets cost no more than a put, an MP and a CQE */
+#define RING_MIN 512
 
 /* a FRAG message being reassembled: one per source node at most */
 typedef struct {
@@ -174,6 +189,48 @@ static int send_frags(const glex_desc_t * first, wire_t * w, MPI_Aint am_hdr_sz,
     goto fn_exit;
 }
 
+/* a CQE cookie that completes a RING send (requests are aligned: bit 0 is
+ * free); the CQEs of rdma_read carry even numbers */
+#define RING_COOKIE(sreq) ((uint64_t) (uintptr_t) (sreq) | 1u)
+
+/* post a RING message: *first (AM header in place, node set) names the slot
+ * its data is put into, in one post after the put */
+static int send_ring(glex_desc_t * first, wire_t * w, MPI_Aint am_hdr_sz, const void *data,
+                     MPI_Aint count, MPI_Datatype datatype, int contig, MPI_Aint true_lb,
+                     MPI_Aint data_sz, const MPIDI_GLEX_ring_slot_t * rs, int handler_id,
+                     MPIR_Request * sreq)
+{
+    int mpi_errno = MPI_SUCCESS;
+    const void *src;
+    void *pack;
+    mpi_errno = message_bytes(data, count, datatype, contig, true_lb, data_sz, &src, &pack);
+    MPIR_ERR_CHECK(mpi_errno);
+    MPIDI_GLEX_AMREQ(sreq).handler_id = handler_id;
+    MPIDI_GLEX_AMREQ(sreq).pack_buffer = pack;  /* freed at the CQE */
+    glex_desc_t d[2];
+    memset(&d[0], 0, offsetof(glex_desc_t, data));
+    d[0].kind = GLEX_DESC_RDMA;
+    d[0].ch = d[0].ct = 1;
+    d[0].source_vp = d[0].dest_vp = MPIDI_GLEX_AM_VP;
+    d[0].dest_id = first->dest_id;
+    d[0].length = (uint64_t) data_sz;
+    d[0].local_addr = (uint64_t) (uintptr_t) src;
+    d[0].remote_addr = rs->remote;
+    w->kind = WIRE_RING;
+    w->addr = rs->off;
+    w->cookie = rs->used;
+    memcpy(&d[1], first, offsetof(glex_desc_t, data) + WIRE_SZ + am_hdr_sz);
+    memcpy(d[1].data, w, WIRE_SZ);
+    d[1].inline_len = (uint16_t) (WIRE_SZ + am_hdr_sz);
+    d[1].coll_end_flag = 1;     /* a CQE: the send is complete */
+    d[1].cookie = RING_COOKIE(sreq);
+    mpi_errno = post(d, 2);
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
 static int send_msg(uint32_t node, int handler_id, const void *am_hdr, MPI_Aint am_hdr_sz,
                     const void *data, MPI_Aint count, MPI_Datatype datatype, int src_vci,
                     int dst_vci, MPIR_Request * sreq)
@@ -217,6 +274,14 @@ static int send_msg(uint32_t node, int handler_id, const void *am_hdr, MPI_Aint 
         if (sreq)
             MPIDIG_global.origin_cbs[handler_id] (sreq);
         goto fn_exit;
+    }
+
+    MPIDI_GLEX_ring_slot_t rs;
+    if (data_sz > RING_MIN && data_sz <= MPIDI_GLEX_ring_max() &&
+        MPIDI_GLEX_ring_reserve(node, data_sz, &rs)) {
+        mpi_errno = send_ring(&d, &w, am_hdr_sz, data, count, datatype, contig, true_lb,
+                              data_sz, &rs, handler_id, sreq);
+        goto fn_exit;   /* complete at its CQE */
     }
 
     if (data_sz <= FRAG_MAX) {
@@ -322,14 +387,29 @@ void MPIDI_GLEX_am_request_finalize(MPIR_Request * req)
 
 /* ------------------------------------------------------------ receiving */
 
-/* a CQE on the AM VP is either the RDMA read being waited for or a failed
- * MP descriptor (its target never drained its queue within GLEX_TIMEOUT) */
+/* a CQE on the AM VP is the RDMA read being waited for, a RING send done,
+ * or a failed descriptor (its target never drained its queue within
+ * GLEX_TIMEOUT) */
 static int cqe_error(const glex_cqe_t * e)
 {
     char msg[512];
     snprintf(msg, sizeof msg, "ch4:glex: message descriptor failed (%s): %s",
              glex_strerror(e->status), glex_vp_failure(MPIDI_GLEX_global.am_vp));
     return MPIDI_GLEX_error(e->status, msg);
+}
+
+/* a CQE other than the one an rdma_read waits for: a RING send done (its
+ * request completed), or an error */
+static int cqe_take(const glex_cqe_t * e)
+{
+    if (e->status)
+        return cqe_error(e);
+    if (e->cookie & 1u) {
+        MPIR_Request *sreq = (MPIR_Request *) (uintptr_t) (e->cookie & ~(uint64_t) 1u);
+        MPIDI_GLEX_am_request_finalize(sreq);   /* the packed copy is put */
+        MPIDIG_global.origin_cbs[MPIDI_GLEX_AMREQ(sreq).handler_id] (sreq);
+    }
+    return MPI_SUCCESS;
 }
 
 /* read an LMT message's data from the sender with an RDMA-get descriptor */
@@ -347,27 +427,28 @@ static int rdma_read(uint32_t node, uint64_t remote, void *local, uint64_t len)
     d.length = len;
     d.local_addr = (uint64_t) (uintptr_t) local;
     d.remote_addr = remote;
-    d.cookie = ++seq;
+    seq += 2;   /* even: odd cookies are RING sends */
+    d.cookie = seq;
     int mpi_errno = post(&d, 1);
     if (mpi_errno)
         return mpi_errno;
     for (;;) {
         glex_cqe_t e;
         while (glex_vp_poll_cq(MPIDI_GLEX_global.am_vp, &e) == 1) {
-            if (e.status)
-                return cqe_error(&e);
-            if (e.cookie == d.cookie)
+            if (!e.status && e.cookie == d.cookie)
                 return MPI_SUCCESS;
+            if ((mpi_errno = cqe_take(&e)))
+                return mpi_errno;
         }
         glex_progress(MPIDI_GLEX_global.fabric);
     }
 }
 
-static int send_ack(uint32_t node, uint64_t cookie)
+static int send_ack(uint32_t node, int kind, uint64_t cookie)
 {
     glex_desc_t d;
     mp_init(&d, node);
-    wire_t w = {.kind = WIRE_ACK,.cookie = cookie };
+    wire_t w = {.kind = (uint8_t) kind,.cookie = cookie };
     memcpy(d.data, &w, WIRE_SZ);
     d.inline_len = (uint16_t) WIRE_SZ;
     return post(&d, 1);
@@ -419,7 +500,7 @@ static int lmt_recv(MPIR_Request * rreq)
         }
     }
     MPIR_ERR_CHECK(mpi_errno);
-    mpi_errno = send_ack(node, MPIDI_GLEX_AMREQ(rreq).lmt_cookie);
+    mpi_errno = send_ack(node, WIRE_ACK, MPIDI_GLEX_AMREQ(rreq).lmt_cookie);
     MPIR_ERR_CHECK(mpi_errno);
     mpi_errno = MPIDIG_REQUEST(rreq, req->target_cmpl_cb) (rreq);
     MPIR_ERR_CHECK(mpi_errno);
@@ -518,7 +599,7 @@ static int handle(glex_rqe_t * e)
                                                                         attr, &rreq);
                 MPIR_ERR_CHECK(mpi_errno);
                 if (!rreq) {    /* nothing to receive the data into */
-                    mpi_errno = send_ack(e->src_id, w.cookie);
+                    mpi_errno = send_ack(e->src_id, WIRE_ACK, w.cookie);
                     MPIR_ERR_CHECK(mpi_errno);
                     break;
                 }
@@ -532,6 +613,25 @@ static int handle(glex_rqe_t * e)
                 MPIR_ERR_CHECK(mpi_errno);
                 break;
             }
+        case WIRE_RING:{
+                void *data = MPIDI_GLEX_ring_data(e->src_id, (uint32_t) w.addr);
+                MPIR_ERR_CHKANDJUMP1(!data || w.data_sz > (uint64_t) MPIDI_GLEX_ring_max(),
+                                     mpi_errno, MPI_ERR_INTERN, "**fail", "**fail %s",
+                                     "ch4:glex: ring message outside the ring");
+                /* copied out by MPICH before it returns (not asynchronous) */
+                mpi_errno = MPIDIG_global.target_msg_cbs[w.handler_id] (am_hdr, data,
+                                                                        (MPI_Aint) w.data_sz,
+                                                                        attr, NULL);
+                MPIR_ERR_CHECK(mpi_errno);
+                uint64_t credit = MPIDI_GLEX_ring_consumed(e->src_id, (uint32_t) w.cookie);
+                if (credit)
+                    mpi_errno = send_ack(e->src_id, WIRE_CREDIT, credit);
+                MPIR_ERR_CHECK(mpi_errno);
+                break;
+            }
+        case WIRE_CREDIT:
+            MPIDI_GLEX_ring_credit(e->src_id, w.cookie);
+            break;
         case WIRE_ACK:{
                 MPIR_Request *sreq = (MPIR_Request *) (uintptr_t) w.cookie;
                 MPIDI_GLEX_am_request_finalize(sreq);   /* the packed copy is read */
@@ -557,9 +657,11 @@ int MPIDI_GLEX_am_poll(int *work)
     *work = 0;
 
     glex_cqe_t c;
-    while (glex_vp_poll_cq(vp, &c) == 1)
-        if (c.status)
-            return cqe_error(&c);
+    while (glex_vp_poll_cq(vp, &c) == 1) {
+        if ((mpi_errno = cqe_take(&c)))
+            return mpi_errno;
+        *work = 1;
+    }
 
     for (int n = 0; n < RQ_BATCH; n++) {
         held_t *h = held_head;

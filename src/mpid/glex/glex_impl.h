@@ -83,6 +83,25 @@ bool MPIDI_GLEX_am_check_eager(MPI_Aint am_hdr_sz, MPI_Aint data_sz, const void 
 void MPIDI_GLEX_am_request_init(MPIR_Request * req);
 void MPIDI_GLEX_am_request_finalize(MPIR_Request * req);
 
+/* glex_ring.c: receive rings of the RDMA-eager protocol (after the VPs are
+ * open; rings stay off where they cannot be had) */
+typedef struct {
+    uint64_t remote;    /* where the data goes at the destination */
+    uint32_t off;       /* its offset in our ring there (in the MP) */
+    uint32_t used;      /* ring bytes it takes, with any skip to the ring's start */
+} MPIDI_GLEX_ring_slot_t;
+int MPIDI_GLEX_ring_init(void);
+void MPIDI_GLEX_ring_finalize(void);
+/* the largest message that goes through a ring (0: rings off) */
+MPI_Aint MPIDI_GLEX_ring_max(void);
+/* room for len bytes in our ring at node: 1 and *slot, or 0 (full, none) */
+int MPIDI_GLEX_ring_reserve(uint32_t node, MPI_Aint len, MPIDI_GLEX_ring_slot_t * slot);
+/* a credit from node: it consumed that many bytes of our ring there, ever */
+void MPIDI_GLEX_ring_credit(uint32_t node, uint64_t consumed);
+/* receiving: where src's message at off lies here (NULL: no such place) */
+void *MPIDI_GLEX_ring_data(uint32_t src, uint32_t off);
+/* src's message taken: the credit to return to src, or 0 (not yet) */
+uint64_t MPIDI_GLEX_ring_consumed(uint32_t src, uint32_t used);
 /* glex_comm.c */
 int MPIDI_GLEX_mpi_comm_commit_pre_hook(MPIR_Comm * comm);
 int MPIDI_GLEX_mpi_comm_commit_post_hook(MPIR_Comm * comm);

@@ -285,6 +285,8 @@ int MPIDI_GLEX_init_world(void)
                           &MPIDI_GLEX_global.coll_vp);
     if (rc)
         return fabric_error(rc, "opening the VPs");
+    if ((mpi_errno = MPIDI_GLEX_ring_init()))
+        return mpi_errno;
 
     mpi_errno = MPIR_pmi_barrier();
     return mpi_errno;
@@ -308,6 +310,7 @@ int MPIDI_GLEX_mpi_finalize_hook(void)
         glex_vp_close(MPIDI_GLEX_global.coll_vp);
     if (MPIDI_GLEX_global.am_vp)
         glex_vp_close(MPIDI_GLEX_global.am_vp);
+    MPIDI_GLEX_ring_finalize();
     glex_fabric_close(MPIDI_GLEX_global.fabric);
     MPIDI_GLEX_global.fabric = NULL;
     MPIDI_GLEX_global.am_vp = MPIDI_GLEX_global.coll_vp = NULL;

@@ -1,0 +1,150 @@
+/* glex_ring.c - the receive rings of the RDMA-eager protocol (glex_am.c).
+ *
+ * Each process registers one region with its NIC (glex_region_publish): a
+ * ring of RING bytes per source node.  A message too large for one MP
+ * descriptor but up to ring_max bytes goes as an RDMA put of its data into
+ * the sender's ring at the receiver, then an MP descriptor naming where it
+ * lies; the receiver hands the data to MPICH from there (one copy into the
+ * receive buffer) and returns the bytes it consumed to the sender as a
+ * credit message every quarter ring.  The sender keeps a ring's write
+ * position and the last credit; a message that does not fit goes by the
+ * other protocols instead (nothing waits).  Rings exist only between
+ * processes of one host (the NIC model's DMA into registered memory is in
+ * place there). */
+#include "glex_impl.h"
+#include <stdio.h>
+
+/* ring bytes per source: 8 MiB per process in all, 16 KiB - 1 MiB each */
+#define RING_TOTAL (8u << 20)
+#define RING_MIN (16u << 10)
+#define RING_MAX (1u << 20)
+/* messages through a ring: at most GLEX_RDMA_EAGER bytes (default
+ * RING_MSG_MAX, allowed 0..RING_MSG_LIMIT, 0 = rings off) and a quarter ring */
+#define RING_MSG_MAX (16 * 1024)
+#define RING_MSG_LIMIT (64 * 1024)
+
+typedef struct {
+    uint64_t remote;    /* our ring at the destination (its address there); 0: none yet */
+    uint64_t wpos;      /* bytes handed out, ever */
+    uint64_t credit;    /* bytes the destination consumed, ever (its last credit) */
+} ring_tx_t;
+
+typedef struct {
+    uint64_t consumed;  /* bytes of the source's ring taken, ever */
+    uint64_t credited;  /* of these, returned to it */
+} ring_rx_t;
+
+static struct {
+    glex_region_t region;
+    int published;
+    uint32_t nnodes;
+    uint64_t ring;      /* bytes per source */
+    MPI_Aint msg_max;   /* 0: rings off */
+    ring_tx_t *tx;
+    ring_rx_t *rx;
+} R;
+
+int MPIDI_GLEX_ring_init(void)
+{
+    int mpi_errno = MPI_SUCCESS;
+    glex_fabric_t *f = MPIDI_GLEX_global.fabric;
+    uint64_t max = RING_MSG_MAX;
+    if (glex_env_uint("GLEX_RDMA_EAGER", 0, RING_MSG_LIMIT, &max)) {
+        fprintf(stderr, "ch4:glex: %s\n", glex_last_error());
+        MPIR_ERR_SETANDJUMP1(mpi_errno, MPI_ERR_OTHER, "**fail", "**fail %s", glex_last_error());
+    }
+    R.nnodes = glex_fabric_nnodes(f);
+    if (!max || R.nnodes < 2 || glex_fabric_nhosts(f) >= R.nnodes)
+        return MPI_SUCCESS;     /* off, or no two processes share a host */
+    uint64_t ring = RING_MAX;
+    while (ring > RING_MIN && ring * R.nnodes > RING_TOTAL)
+        ring /= 2;
+    R.tx = MPL_calloc(R.nnodes, sizeof *R.tx, MPL_MEM_BUFFER);
+    R.rx = MPL_calloc(R.nnodes, sizeof *R.rx, MPL_MEM_BUFFER);
+    if (!R.tx || !R.rx || glex_region_alloc(&R.region, (size_t) (ring * R.nnodes)) != GLEX_OK ||
+        glex_region_publish(f, &R.region) != GLEX_OK) {
+        /* no memfd or no room: the other protocols carry everything */
+        MPIDI_GLEX_ring_finalize();
+        return MPI_SUCCESS;
+    }
+    R.published = 1;
+    R.ring = ring;
+    R.msg_max = MPL_MIN((MPI_Aint) max, (MPI_Aint) (ring / 4));
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+void MPIDI_GLEX_ring_finalize(void)
+{
+    if (R.published)
+        glex_region_withdraw(MPIDI_GLEX_global.fabric, &R.region);
+    glex_region_free(&R.region);
+    MPL_free(R.tx);
+    MPL_free(R.rx);
+    memset(&R, 0, sizeof R);
+}
+
+MPI_Aint MPIDI_GLEX_ring_max(void)
+{
+    return R.msg_max;
+}
+
+/* the destination's region, once it has published it (same size as ours) */
+static uint64_t remote_ring(uint32_t node)
+{
+    ring_tx_t *t = &R.tx[node];
+    if (t->remote)
+        return t->remote;
+    for (uint32_t i = 0; i < GLEX_PUBLISH_MAX; i++) {
+        uint64_t base, bytes;
+        if (glex_region_published(MPIDI_GLEX_global.fabric, node, i, &base, &bytes) == GLEX_OK &&
+            bytes == R.ring * R.nnodes) {
+            t->remote = base + R.ring * glex_fabric_node(MPIDI_GLEX_global.fabric);
+            break;
+        }
+    }
+    return t->remote;
+}
+
+int MPIDI_GLEX_ring_reserve(uint32_t node, MPI_Aint len, MPIDI_GLEX_ring_slot_t * slot)
+{
+    if (!R.msg_max || len > R.msg_max || node >= R.nnodes ||
+        !glex_fabric_same_host(MPIDI_GLEX_global.fabric, node) || !remote_ring(node))
+        return 0;
+    ring_tx_t *t = &R.tx[node];
+    uint64_t need = ((uint64_t) len + 63u) & ~(uint64_t) 63u;       /* lines of their own */
+    uint64_t off = t->wpos % R.ring;
+    uint64_t skip = off + need > R.ring ? R.ring - off : 0;     /* to the ring's start */
+    if (t->wpos + skip + need - t->credit > R.ring)
+        return 0;       /* full until the next credit */
+    slot->off = (uint32_t) ((off + skip) % R.ring);
+    slot->used = (uint32_t) (skip + need);
+    slot->remote = t->remote + slot->off;
+    t->wpos += skip + need;
+    return 1;
+}
+
+void MPIDI_GLEX_ring_credit(uint32_t node, uint64_t consumed)
+{
+    if (node < R.nnodes && R.tx && consumed > R.tx[node].credit)
+        R.tx[node].credit = consumed;
+}
+
+void *MPIDI_GLEX_ring_data(uint32_t src, uint32_t off)
+{
+    if (!R.msg_max || src >= R.nnodes || off >= R.ring)
+        return NULL;
+    return (uint8_t *) R.region.base + R.ring * src + off;
+}
+
+uint64_t MPIDI_GLEX_ring_consumed(uint32_t src, uint32_t used)
+{
+    ring_rx_t *r = &R.rx[src];
+    r->consumed += used;
+    if (r->consumed - r->credited < R.ring / 4)
+        return 0;
+    r->credited = r->consumed;
+    return r->consumed;
+}
