@@ -79,7 +79,7 @@ static void noncontig(void)
     MPI_Type_free(&vec);
 }
 
-/* Messages of 300 B - 16 KiB, the RDMA-eager range (a ring per sender at
+/* Messages of 300 B - 64 KiB, the RDMA-eager range (a ring per sender at
  * the receiver): a stream of many times a ring's size, unexpected (sent
  * before the receives are posted) and then expected, so that rings wrap,
  * fill (the rest goes by the other protocols) and are given back by
@@ -88,7 +88,7 @@ static void ring_stream(void)
 {
     if (size < 2)
         return;
-    enum { M = 700, MAXB = 16384 };
+    enum { M = 400, MAXB = 65536 };
     int last = size - 1;
     MPI_Datatype vec;   /* 2 of every 3 ints */
     MPI_Type_vector(MAXB / 8, 2, 3, MPI_INT, &vec);

@@ -47,7 +47,7 @@ counts() { # counts NP MODE ENV...
 # this user's running MPI jobs whose segment name ends in SUFFIX (.h1: a
 # job's host 1), and the first one started since $out/jobs.before was
 # written (within 10 s; empty if none)
-jobs_of_user() { "$prefix/bin/glex-info" --list | sed -n "s/.*(job \(mpi-.*$1\))\$/\1/p" | sort; }
+jobs_of_user() { "$prefix/bin/glex-info" --list | sed -n "s/.*(job \(mpi-.*${1:-}\))\$/\1/p" | sort; }
 job_started() {
   for i in $(seq 100); do
     j=$(jobs_of_user "${1:-}" | comm -13 "$out/jobs.before" - | head -1)

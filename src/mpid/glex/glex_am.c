@@ -614,9 +614,8 @@ static int handle(glex_rqe_t * e)
                 break;
             }
         case WIRE_RING:{
-                void *data = MPIDI_GLEX_ring_data(e->src_id, (uint32_t) w.addr);
-                MPIR_ERR_CHKANDJUMP1(!data || w.data_sz > (uint64_t) MPIDI_GLEX_ring_max(),
-                                     mpi_errno, MPI_ERR_INTERN, "**fail", "**fail %s",
+                void *data = MPIDI_GLEX_ring_data(e->src_id, w.addr, w.data_sz);
+                MPIR_ERR_CHKANDJUMP1(!data, mpi_errno, MPI_ERR_INTERN, "**fail", "**fail %s",
                                      "ch4:glex: ring message outside the ring");
                 /* copied out by MPICH before it returns (not asynchronous) */
                 mpi_errno = MPIDIG_global.target_msg_cbs[w.handler_id] (am_hdr, data,

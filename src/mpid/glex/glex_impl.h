@@ -98,8 +98,9 @@ MPI_Aint MPIDI_GLEX_ring_max(void);
 int MPIDI_GLEX_ring_reserve(uint32_t node, MPI_Aint len, MPIDI_GLEX_ring_slot_t * slot);
 /* a credit from node: it consumed that many bytes of our ring there, ever */
 void MPIDI_GLEX_ring_credit(uint32_t node, uint64_t consumed);
-/* receiving: where src's message at off lies here (NULL: no such place) */
-void *MPIDI_GLEX_ring_data(uint32_t src, uint32_t off);
+/* receiving: where src's message of len bytes at off lies here (NULL: not
+ * inside src's ring) */
+void *MPIDI_GLEX_ring_data(uint32_t src, uint64_t off, uint64_t len);
 /* src's message taken: the credit to return to src, or 0 (not yet) */
 uint64_t MPIDI_GLEX_ring_consumed(uint32_t src, uint32_t used);
 /* glex_comm.c */

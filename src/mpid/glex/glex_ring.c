@@ -20,7 +20,7 @@
 #define RING_MAX (1u << 20)
 /* messages through a ring: at most GLEX_RDMA_EAGER bytes (default
  * RING_MSG_MAX, allowed 0..RING_MSG_LIMIT, 0 = rings off) and a quarter ring */
-#define RING_MSG_MAX (16 * 1024)
+#define RING_MSG_MAX (64 * 1024)
 #define RING_MSG_LIMIT (64 * 1024)
 
 typedef struct {
@@ -132,9 +132,9 @@ void MPIDI_GLEX_ring_credit(uint32_t node, uint64_t consumed)
         R.tx[node].credit = consumed;
 }
 
-void *MPIDI_GLEX_ring_data(uint32_t src, uint32_t off)
+void *MPIDI_GLEX_ring_data(uint32_t src, uint64_t off, uint64_t len)
 {
-    if (!R.msg_max || src >= R.nnodes || off >= R.ring)
+    if (!R.published || src >= R.nnodes || off > R.ring || len > R.ring - off)
         return NULL;
     return (uint8_t *) R.region.base + R.ring * src + off;
 }
