@@ -1164,10 +1164,7 @@ static const glex_desc_t *cur_desc(glex_task_t *t)
     if (!t->rel)
         return d;
     if (!t->started) {
-        memcpy(&t->cd, d, d->kind == GLEX_DESC_MP ? sizeof *d
-                          : offsetof(glex_desc_t, data) +
-                                (d->branch > 1 && !d->src_range ? d->branch * sizeof(glex_src_t)
-                                                                : 0));
+        memcpy(&t->cd, d, glex_desc_used(d));
         t->cd.job_id = t->regs.job_id;
         t->cd.local_addr = reloc(&t->regs, d->local_addr);
         t->cd.recv_addr = reloc(&t->regs, d->recv_addr);
@@ -1283,8 +1280,10 @@ static int fetch(glex_fabric_t *f, glex_engine_t *e, glex_vp_t *vp)
                 t->own = d;
                 t->owncap = n;
             }
-            for (uint32_t i = 0; i < n; i++)
-                t->own[i] = vp->dq[(head + i) % f->p.dq_depth];
+            for (uint32_t i = 0; i < n; i++) { /* the bytes that mean anything */
+                const glex_desc_t *qd = &vp->dq[(head + i) % f->p.dq_depth];
+                memcpy(&t->own[i], qd, glex_desc_used(qd));
+            }
             t->list = t->own;
             t->n = n;
             t->job = t->own[0].job_id;

@@ -270,6 +270,20 @@ static inline uint64_t glex_mbox_stride(const glex_params_t *p)
     return sizeof(struct glex_mbox) + glex_mbox_area_bytes(p);
 }
 
+/* the bytes of a descriptor that mean anything (what a copy must take):
+ * the header, then an MP's inline payload or a COLL step's source list */
+static inline size_t glex_desc_used(const glex_desc_t *d)
+{
+    size_t extra = 0;
+    if (d->kind == GLEX_DESC_MP)
+        extra = d->inline_len <= GLEX_INLINE_CAP ? d->inline_len : GLEX_INLINE_CAP;
+    else if (d->kind == GLEX_DESC_COLL && d->branch > 1 && !d->src_range)
+        extra = d->branch * sizeof(glex_src_t);
+    if (extra > sizeof d->data)
+        extra = sizeof d->data;
+    return offsetof(glex_desc_t, data) + extra;
+}
+
 /* A receive-queue slot.  The RQ is a lock-free ring of many producers (the
  * engines delivering MP messages) and one consumer (the VP's host): a
  * producer claims position pos by CAS on rq_tail while the slot's seq equals

@@ -102,6 +102,15 @@ int glex_list_check(const glex_vp_t *vp, const glex_desc_t *d, size_t n)
 }
 
 /* room for n more entries in the DQ, or GLEX_EAGAIN */
+/* count posted descriptors: the VP's one posting host is the only writer,
+ * so a plain add (no locked instruction on the post's path) */
+static void posted(glex_vp_shm_t *s, uint64_t n)
+{
+    atomic_store_explicit(&s->desc_posted,
+                          atomic_load_explicit(&s->desc_posted, memory_order_relaxed) + n,
+                          memory_order_relaxed);
+}
+
 static int dq_room(const glex_vp_t *vp, size_t n, uint32_t *tail)
 {
     const glex_vp_shm_t *s = vp->shm;
@@ -135,7 +144,7 @@ int glex_vp_post_list(glex_vp_t *vp, const glex_desc_t *d, uint32_t n,
     q->count = n;
     memcpy(q->data, regs, sizeof *regs);
     atomic_store_explicit(&vp->shm->dq_tail, tail + 1, memory_order_release);
-    atomic_fetch_add_explicit(&vp->shm->desc_posted, n, memory_order_relaxed);
+    posted(vp->shm, n);
     glex_engine_kick(vp->f);
     return GLEX_OK;
 }
@@ -160,13 +169,13 @@ int glex_vp_post(glex_vp_t *vp, const glex_desc_t *d, size_t n)
      * the host host_post once */
     uint64_t vt = f->p.vtime ? (f->vt_host = glex_vt_host_now(f) + glex_vt(f, GLEX_VT_HOST_POST))
                              : 0;
-    for (size_t i = 0; i < n; i++) {
-        memcpy(&vp->dq[(tail + i) % f->p.dq_depth], &d[i], sizeof d[i]);
+    for (size_t i = 0; i < n; i++) { /* the bytes that mean anything (validated above) */
+        memcpy(&vp->dq[(tail + i) % f->p.dq_depth], &d[i], glex_desc_used(&d[i]));
         if (f->p.vtime)
             vp->dq_vt[(tail + i) % f->p.dq_depth] = vt;
     }
     atomic_store_explicit(&s->dq_tail, tail + (uint32_t)n, memory_order_release);
-    atomic_fetch_add_explicit(&s->desc_posted, n, memory_order_relaxed);
+    posted(s, n);
     glex_engine_kick(f);
     return GLEX_OK;
 }
