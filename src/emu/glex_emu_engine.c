@@ -223,20 +223,11 @@ static void park(glex_task_t *t, glex_unit_shm_t *u, int credit)
     }
 }
 
-/* a counter only the engine writes (it runs under its mutex, on whichever
- * thread): a plain add, no locked instruction, which would wait for the
- * packet's stores to the peer's lines to drain */
-static void engine_count(_Atomic uint64_t *c, uint64_t v)
-{
-    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + v,
-                          memory_order_relaxed);
-}
-
 static void count_send(glex_task_t *t, uint64_t bytes)
 {
     t->n_sent++;
-    engine_count(&t->vp->shm->packets_sent, 1);
-    engine_count(&t->vp->shm->bytes_sent, bytes);
+    glex_counter_add(&t->vp->shm->packets_sent, 1); /* the engine's own counters */
+    glex_counter_add(&t->vp->shm->bytes_sent, bytes);
 }
 
 static void count_recv(glex_task_t *t, uint64_t bytes)
@@ -1200,7 +1191,7 @@ static int run_task(glex_fabric_t *f, glex_task_t *t, uint64_t now)
                 stalled(f, t, d, now);
             break;
         }
-        engine_count(&t->vp->shm->desc_executed, 1);
+        glex_counter_add(&t->vp->shm->desc_executed, 1);
         t->cur++;
         reset_desc_state(t);
     }
@@ -1212,7 +1203,7 @@ static int run_task(glex_fabric_t *f, glex_task_t *t, uint64_t now)
             return work;
         glex_ring(f, f->node);
     }
-    engine_count(t->status ? &t->vp->shm->tasks_failed : &t->vp->shm->tasks_completed, 1);
+    glex_counter_add(t->status ? &t->vp->shm->tasks_failed : &t->vp->shm->tasks_completed, 1);
     return 2;
 }
 

@@ -270,13 +270,23 @@ static inline uint64_t glex_mbox_stride(const glex_params_t *p)
     return sizeof(struct glex_mbox) + glex_mbox_area_bytes(p);
 }
 
+/* add to a counter that has one writer at a time (the engine under its
+ * mutex, a VP's one posting or polling host): a plain add, no locked
+ * instruction on the message path (one would wait for the stores to the
+ * peer's lines to drain) */
+static inline void glex_counter_add(_Atomic uint64_t *c, uint64_t v)
+{
+    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + v,
+                          memory_order_relaxed);
+}
+
 /* the bytes of a descriptor that mean anything (what a copy must take):
  * the header, then an MP's inline payload or a COLL step's source list */
 static inline size_t glex_desc_used(const glex_desc_t *d)
 {
     size_t extra = 0;
     if (d->kind == GLEX_DESC_MP)
-        extra = d->inline_len <= GLEX_INLINE_CAP ? d->inline_len : GLEX_INLINE_CAP;
+        extra = d->inline_len;
     else if (d->kind == GLEX_DESC_COLL && d->branch > 1 && !d->src_range)
         extra = d->branch * sizeof(glex_src_t);
     if (extra > sizeof d->data)
@@ -448,16 +458,18 @@ void glex_ring_doorbell(glex_fabric_t *f, uint32_t node);
 uint32_t glex_host_token(const glex_fabric_t *f);
 void glex_host_sleep(glex_fabric_t *f, uint32_t token, int timeout_ms);
 
-/* node's VP vp receive queue (cq_depth slots) in the segment */
+/* node's VP vp rings in the segment: its DQ (dq_depth descriptors), CQ
+ * (cq_depth entries), then from the next cache line its RQ (cq_depth slots) */
+static inline uint8_t *glex_vp_ring(const glex_fabric_t *f, uint32_t node, uint32_t vp)
+{
+    return f->base + f->hdr->off_rings +
+           f->hdr->vp_ring_stride * ((uint64_t)node * f->p.vps_per_node + vp);
+}
 static inline glex_rq_slot_t *glex_rq_ring(const glex_fabric_t *f, uint32_t node, uint32_t vp)
 {
     uint64_t off = (uint64_t)f->p.dq_depth * sizeof(glex_desc_t) +
                    (uint64_t)f->p.cq_depth * sizeof(glex_cqe_t);
-    off = (off + 63u) / 64u * 64u;
-    return (glex_rq_slot_t *)(void *)(f->base + f->hdr->off_rings +
-                                      f->hdr->vp_ring_stride *
-                                          ((uint64_t)node * f->p.vps_per_node + vp) +
-                                      off);
+    return (glex_rq_slot_t *)(void *)(glex_vp_ring(f, node, vp) + (off + 63u) / 64u * 64u);
 }
 
 /* the NIC's DMA into node's published memory (glex_emu_region.c): where

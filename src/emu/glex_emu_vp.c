@@ -14,8 +14,7 @@ int glex_vp_open(glex_fabric_t *f, uint32_t vp, glex_vp_t **out)
     uint32_t z = 0;
     if (!atomic_compare_exchange_strong(&s->open, &z, 1))
         return glex_error(GLEX_EBUSY, "vp %u of node %u is already open", vp, f->node);
-    uint8_t *ring = f->base + f->hdr->off_rings +
-                    f->hdr->vp_ring_stride * ((uint64_t)f->node * f->p.vps_per_node + vp);
+    uint8_t *ring = glex_vp_ring(f, f->node, vp);
     glex_vp_t *h = &f->vps[vp];
     h->f = f;
     h->index = vp;
@@ -102,15 +101,6 @@ int glex_list_check(const glex_vp_t *vp, const glex_desc_t *d, size_t n)
 }
 
 /* room for n more entries in the DQ, or GLEX_EAGAIN */
-/* count posted descriptors: the VP's one posting host is the only writer,
- * so a plain add (no locked instruction on the post's path) */
-static void posted(glex_vp_shm_t *s, uint64_t n)
-{
-    atomic_store_explicit(&s->desc_posted,
-                          atomic_load_explicit(&s->desc_posted, memory_order_relaxed) + n,
-                          memory_order_relaxed);
-}
-
 static int dq_room(const glex_vp_t *vp, size_t n, uint32_t *tail)
 {
     const glex_vp_shm_t *s = vp->shm;
@@ -144,7 +134,7 @@ int glex_vp_post_list(glex_vp_t *vp, const glex_desc_t *d, uint32_t n,
     q->count = n;
     memcpy(q->data, regs, sizeof *regs);
     atomic_store_explicit(&vp->shm->dq_tail, tail + 1, memory_order_release);
-    posted(vp->shm, n);
+    glex_counter_add(&vp->shm->desc_posted, n); /* the VP's one posting host */
     glex_engine_kick(vp->f);
     return GLEX_OK;
 }
@@ -175,7 +165,7 @@ int glex_vp_post(glex_vp_t *vp, const glex_desc_t *d, size_t n)
             vp->dq_vt[(tail + i) % f->p.dq_depth] = vt;
     }
     atomic_store_explicit(&s->dq_tail, tail + (uint32_t)n, memory_order_release);
-    posted(s, n);
+    glex_counter_add(&s->desc_posted, n);
     glex_engine_kick(f);
     return GLEX_OK;
 }
@@ -246,12 +236,8 @@ int glex_vp_poll_rq(glex_vp_t *vp, glex_rqe_t *e)
     atomic_store_explicit(&slot->seq, head + depth, memory_order_release);
     atomic_store_explicit(&s->rq_head, head + 1, memory_order_relaxed);
     /* the receiver's own line: the delivering engine writes none of it */
-    atomic_store_explicit(&s->packets_received,
-                          atomic_load_explicit(&s->packets_received, memory_order_relaxed) + 1,
-                          memory_order_relaxed);
-    atomic_store_explicit(&s->bytes_received,
-                          atomic_load_explicit(&s->bytes_received, memory_order_relaxed) + e->len,
-                          memory_order_relaxed);
+    glex_counter_add(&s->packets_received, 1);
+    glex_counter_add(&s->bytes_received, e->len);
     if (vp->f->p.vtime)
         glex_vt_host_took(vp->f, e->vt);
     return 1;

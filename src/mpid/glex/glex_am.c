@@ -4,9 +4,10 @@
  * 256 bytes here) from this node's AM VP to the target's AM VP:
  *   EAGER  wire header + AM header + data, when all of it fits inline;
  *   RING   (processes of one host) data of RING_MIN+1 up to
- *          MPIDI_GLEX_ring_max() bytes: an RDMA put of the data into this sender's
- *          receive ring at the target (glex_ring.c; memory the target
- *          registered with its NIC, written in place), then the EAGER layout
+ *          GLEX_RDMA_EAGER bytes (and a quarter ring): an RDMA put of the
+ *          data into this sender's receive ring at the target (glex_ring.c;
+ *          memory the target registered with its NIC, written in place),
+ *          then the EAGER layout
  *          without data but with where it lies; the MP descriptor asks for a
  *          CQE, which completes the send (the data has left the buffer);
  *          the receiver hands the data to MPICH from its ring and returns
@@ -277,8 +278,7 @@ static int send_msg(uint32_t node, int handler_id, const void *am_hdr, MPI_Aint 
     }
 
     MPIDI_GLEX_ring_slot_t rs;
-    if (data_sz > RING_MIN && data_sz <= MPIDI_GLEX_ring_max() &&
-        MPIDI_GLEX_ring_reserve(node, data_sz, &rs)) {
+    if (data_sz > RING_MIN && MPIDI_GLEX_ring_reserve(node, data_sz, &rs)) {
         mpi_errno = send_ring(&d, &w, am_hdr_sz, data, count, datatype, contig, true_lb,
                               data_sz, &rs, handler_id, sreq);
         goto fn_exit;   /* complete at its CQE */

@@ -30,6 +30,7 @@ typedef struct {
     glex_vp_t *coll_vp;
     uint32_t inline_max;               /* MP payload bytes */
     int verbose;                       /* GLEX_VERBOSE */
+    MPI_Aint rdma_eager;               /* GLEX_RDMA_EAGER (0: rings off) */
     MPIDI_GLEX_choice_t choice[GLEX_COLL_KIND_COUNT];
     MPIDI_GLEX_nbc_t *nbc_head;        /* nonblocking collectives in flight */
     char *json_path;                   /* collective selection file, removed after init */
@@ -84,7 +85,9 @@ void MPIDI_GLEX_am_request_init(MPIR_Request * req);
 void MPIDI_GLEX_am_request_finalize(MPIR_Request * req);
 
 /* glex_ring.c: receive rings of the RDMA-eager protocol (after the VPs are
- * open; rings stay off where they cannot be had) */
+ * open; rings stay off where they cannot be had).  GLEX_RDMA_EAGER: default
+ * and largest value */
+#define MPIDI_GLEX_RDMA_EAGER_MAX (64 * 1024)
 typedef struct {
     uint64_t remote;    /* where the data goes at the destination */
     uint32_t off;       /* its offset in our ring there (in the MP) */
@@ -92,9 +95,8 @@ typedef struct {
 } MPIDI_GLEX_ring_slot_t;
 int MPIDI_GLEX_ring_init(void);
 void MPIDI_GLEX_ring_finalize(void);
-/* the largest message that goes through a ring (0: rings off) */
-MPI_Aint MPIDI_GLEX_ring_max(void);
-/* room for len bytes in our ring at node: 1 and *slot, or 0 (full, none) */
+/* room for len bytes in our ring at node: 1 and *slot, or 0 (larger than
+ * GLEX_RDMA_EAGER or a quarter ring, full, rings off, node on another host) */
 int MPIDI_GLEX_ring_reserve(uint32_t node, MPI_Aint len, MPIDI_GLEX_ring_slot_t * slot);
 /* a credit from node: it consumed that many bytes of our ring there, ever */
 void MPIDI_GLEX_ring_credit(uint32_t node, uint64_t consumed);

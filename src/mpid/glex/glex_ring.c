@@ -12,16 +12,13 @@
  * processes of one host (the NIC model's DMA into registered memory is in
  * place there). */
 #include "glex_impl.h"
-#include <stdio.h>
 
 /* ring bytes per source: 8 MiB per process in all, 16 KiB - 1 MiB each */
 #define RING_TOTAL (8u << 20)
 #define RING_MIN (16u << 10)
 #define RING_MAX (1u << 20)
-/* messages through a ring: at most GLEX_RDMA_EAGER bytes (default
- * RING_MSG_MAX, allowed 0..RING_MSG_LIMIT, 0 = rings off) and a quarter ring */
-#define RING_MSG_MAX (64 * 1024)
-#define RING_MSG_LIMIT (64 * 1024)
+/* messages through a ring: at most GLEX_RDMA_EAGER bytes (read with the
+ * other settings, glex_init.c) and a quarter ring */
 
 typedef struct {
     uint64_t remote;    /* our ring at the destination (its address there); 0: none yet */
@@ -36,25 +33,18 @@ typedef struct {
 
 static struct {
     glex_region_t region;
-    int published;
     uint32_t nnodes;
     uint64_t ring;      /* bytes per source */
-    MPI_Aint msg_max;   /* 0: rings off */
+    MPI_Aint msg_max;   /* 0: rings off (none published) */
     ring_tx_t *tx;
     ring_rx_t *rx;
 } R;
 
 int MPIDI_GLEX_ring_init(void)
 {
-    int mpi_errno = MPI_SUCCESS;
     glex_fabric_t *f = MPIDI_GLEX_global.fabric;
-    uint64_t max = RING_MSG_MAX;
-    if (glex_env_uint("GLEX_RDMA_EAGER", 0, RING_MSG_LIMIT, &max)) {
-        fprintf(stderr, "ch4:glex: %s\n", glex_last_error());
-        MPIR_ERR_SETANDJUMP1(mpi_errno, MPI_ERR_OTHER, "**fail", "**fail %s", glex_last_error());
-    }
     R.nnodes = glex_fabric_nnodes(f);
-    if (!max || R.nnodes < 2 || glex_fabric_nhosts(f) >= R.nnodes)
+    if (!MPIDI_GLEX_global.rdma_eager || R.nnodes < 2 || glex_fabric_nhosts(f) >= R.nnodes)
         return MPI_SUCCESS;     /* off, or no two processes share a host */
     uint64_t ring = RING_MAX;
     while (ring > RING_MIN && ring * R.nnodes > RING_TOTAL)
@@ -67,28 +57,18 @@ int MPIDI_GLEX_ring_init(void)
         MPIDI_GLEX_ring_finalize();
         return MPI_SUCCESS;
     }
-    R.published = 1;
     R.ring = ring;
-    R.msg_max = MPL_MIN((MPI_Aint) max, (MPI_Aint) (ring / 4));
-  fn_exit:
-    return mpi_errno;
-  fn_fail:
-    goto fn_exit;
+    R.msg_max = MPL_MIN(MPIDI_GLEX_global.rdma_eager, (MPI_Aint) (ring / 4));
+    return MPI_SUCCESS;
 }
 
 void MPIDI_GLEX_ring_finalize(void)
 {
-    if (R.published)
-        glex_region_withdraw(MPIDI_GLEX_global.fabric, &R.region);
+    glex_region_withdraw(MPIDI_GLEX_global.fabric, &R.region);    /* if published */
     glex_region_free(&R.region);
     MPL_free(R.tx);
     MPL_free(R.rx);
     memset(&R, 0, sizeof R);
-}
-
-MPI_Aint MPIDI_GLEX_ring_max(void)
-{
-    return R.msg_max;
 }
 
 /* the destination's region, once it has published it (same size as ours) */
@@ -134,7 +114,7 @@ void MPIDI_GLEX_ring_credit(uint32_t node, uint64_t consumed)
 
 void *MPIDI_GLEX_ring_data(uint32_t src, uint64_t off, uint64_t len)
 {
-    if (!R.published || src >= R.nnodes || off > R.ring || len > R.ring - off)
+    if (!R.msg_max || src >= R.nnodes || off > R.ring || len > R.ring - off)
         return NULL;
     return (uint8_t *) R.region.base + R.ring * src + off;
 }
