@@ -248,7 +248,8 @@ static void test_descriptor_checks(void)
         { "inline_len", GLEX_EINVAL }, { "not offloadable", GLEX_ENOTSUP },
         { "recv_addr", GLEX_EINVAL }, { "local_addr", GLEX_EINVAL },
         { "data source node=9", GLEX_EINVAL }, { "data source seq=32", GLEX_EINVAL },
-        { "count=7", GLEX_EINVAL }, { "ch", GLEX_EINVAL },
+        { "count=7", GLEX_EINVAL }, { "swap_local_data=1 with reduce_flag=0", GLEX_EINVAL },
+        { "operand_addr", GLEX_EINVAL }, { "ch", GLEX_EINVAL },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         glex_desc_t d = coll_desc(0);
@@ -283,6 +284,9 @@ static void test_descriptor_checks(void)
         case 25: d.branch = 3, glex_desc_srcs(&d)[2].node = 9; break;
         case 26: d.branch = 2, glex_desc_srcs(&d)[1].seq = 32; break;
         case 27: d.branch = 2, d.type = GLEX_DOUBLE, d.count = 7; break;
+        /* the ALU's operand from operand_addr: a combining receive, an address */
+        case 28: d.branch = 1, d.swap_local_data = 1, d.operand_addr = d.recv_addr; break;
+        case 29: d.branch = d.reduce_flag = d.swap_local_data = 1, d.count = 2; break;
         default: d.ch = 0; break;
         }
         int rc = glex_vp_post(vp, &d, 1);

@@ -42,7 +42,7 @@ static int run(glex_tctx_t *c)
                                    .count = count, .sendbuf = in, .recvbuf = out };
             int id = glex_case(c, "%s %s: %s", host ? "host-based" : "offload",
                                glex_algo_name(a.algo),
-                               host ? "others wait for rank 0's host, sleeping (CPU < 25%% of wall)"
+                               host ? "ranks waiting for rank 0's host sleep (CPU < 25%% of wall)"
                                     : "others complete while rank 0 computes without library calls");
             glex_coll_run(c->g, &bar);
             glex_req_t *r;
@@ -64,11 +64,15 @@ static int run(glex_tctx_t *c)
             if (c->rank != 0 && !host && wall_ms > COMPUTE_MS / 2)
                 glex_case_fail(c, id, "rank %d needed %.1f ms: no progress without rank 0's host",
                                c->rank, wall_ms);
-            if (c->rank != 0 && host && wall_ms < COMPUTE_MS * 0.9 &&
+            /* recursive doubling and Rabenseifner: rank 2 takes rank 0's data
+             * of its second step, which rank 0's host posts (its first is
+             * posted with the call: ranks 1 and 3 of recursive doubling need
+             * nothing more of rank 0) */
+            if (c->rank == 2 && host && wall_ms < COMPUTE_MS * 0.9 &&
                 (algo == GLEX_ALGO_RECURSIVE_DOUBLING || algo == GLEX_ALGO_RABENSEIFNER))
                 glex_case_fail(c, id, "host-based finished in %.1f ms without rank 0's host",
                                wall_ms);
-            if (c->rank != 0 && host && cpu_ms > 0.25 * wall_ms)
+            if (c->rank != 0 && host && wall_ms > COMPUTE_MS / 2 && cpu_ms > 0.25 * wall_ms)
                 glex_case_fail(c, id, "rank %d burned %.1f ms CPU in %.1f ms waiting", c->rank,
                                cpu_ms, wall_ms);
             free(in);

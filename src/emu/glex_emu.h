@@ -137,6 +137,13 @@ typedef enum { GLEX_DESC_MP = 1, GLEX_DESC_RDMA = 2, GLEX_DESC_COLL = 3 } glex_d
  *             addressed to this VP, and copy it to recv_addr, or combine it
  *             into recv_addr with the ALU when reduce_flag=1.
  *   swap_local_vp=1: local step, no network: recv_addr (op)= local_addr.
+ *   swap_local_data=1 (a receive with reduce_flag=1): the ALU's other operand
+ *             is this host's data at operand_addr, not recv_addr's content:
+ *             recv_addr = operand_addr op packet for every packet or pulse (of
+ *             a counter trigger: the first listed source's; the others then
+ *             combine into recv_addr), so a node's own contribution needs no
+ *             local copy step first.  operand_addr's range must not overlap
+ *             recv_addr's (it may be the send's range of an exchange).
  *   cp=1:     send send_count elements from local_addr to (dest_id, dest_vp) with
  *             SeqID=seq_id; the packet triggers the destination.
  *   swap_remote_data=1: the data sent is this step's result (sent pulse by
@@ -177,6 +184,7 @@ typedef struct glex_desc {
     uint64_t local_addr;
     uint64_t recv_addr;
     uint64_t remote_addr;
+    uint64_t operand_addr; /* COLL with swap_local_data: the ALU's local operand */
     uint64_t cookie;     /* returned in the CQE */
     uint8_t data[GLEX_INLINE_CAP];
 } glex_desc_t;

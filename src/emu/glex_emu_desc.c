@@ -99,6 +99,16 @@ int glex_desc_validate(const glex_fabric_t *f, uint32_t vp, const glex_desc_t *d
             NONNULL(local_addr, "a local step of count > 0");
         if (d->count && (d->branch || d->swap_local_vp))
             NONNULL(recv_addr, "a receive or local step of count > 0");
+        if (d->swap_local_data) { /* the ALU's operand from operand_addr */
+            if (!d->reduce_flag || !d->branch || d->mcast)
+                return glex_error(GLEX_EINVAL,
+                                  "descriptor %zu: field swap_local_data=1 with reduce_flag=%u "
+                                  "branch=%u mcast=%u: allowed only on a combining receive "
+                                  "(reduce_flag=1, branch>=1, mcast=0)",
+                                  idx, d->reduce_flag, d->branch, d->mcast);
+            if (d->count)
+                NONNULL(operand_addr, "swap_local_data and count > 0");
+        }
     } else {
         RANGE(c, 0, 0);
         RANGE(ch, 1, 1);
@@ -106,6 +116,7 @@ int glex_desc_validate(const glex_fabric_t *f, uint32_t vp, const glex_desc_t *d
         RANGE(branch, 0, 0);
         RANGE(src_range, 0, 0);
         RANGE(reduce_flag, 0, 0);
+        RANGE(swap_local_data, 0, 0);
         RANGE(mcast, 0, 0);
         if (d->kind == GLEX_DESC_MP) {
             RANGE(inline_len, 0, p->inline_max);

@@ -177,7 +177,8 @@ static void jitter(glex_fabric_t *f)
 }
 
 /* copy, or combine in the ALU (one ALU operation, counted) */
-static int apply(glex_task_t *t, const glex_desc_t *d, void *dst, const void *src, uint64_t bytes)
+static int apply(glex_task_t *t, const glex_desc_t *d, void *dst, const void *a, const void *src,
+                 uint64_t bytes)
 {
     if (!bytes)
         return GLEX_OK;
@@ -192,7 +193,21 @@ static int apply(glex_task_t *t, const glex_desc_t *d, void *dst, const void *sr
     atomic_fetch_add_explicit(&t->vp->shm->alu_ops, 1, memory_order_relaxed);
     if (f->p.vtime && !t->host_alu) /* host-based: the host's combine is charged to it */
         t->vr += glex_vt_alu_ps(f, (glex_type_t)d->type, n);
-    return glex_alu_combine((glex_op_t)d->op, (glex_type_t)d->type, dst, src, n);
+    return a == dst ? glex_alu_combine((glex_op_t)d->op, (glex_type_t)d->type, dst, src, n)
+                    : glex_alu_combine_into((glex_op_t)d->op, (glex_type_t)d->type, dst, a, src, n);
+}
+
+/* received bytes [off, off+bytes) of a receive into recv_addr; with
+ * swap_local_data a packet that is the node's first for these bytes (own:
+ * each pulse of one stream, a counter trigger's first source) combines with
+ * operand_addr's data instead of recv_addr's */
+static int apply_recv(glex_task_t *t, const glex_desc_t *d, uint64_t off, const void *src,
+                      uint64_t bytes, int own)
+{
+    uint8_t *dst = (uint8_t *)(uintptr_t)d->recv_addr + off;
+    const uint8_t *a = own && d->swap_local_data ? (const uint8_t *)(uintptr_t)d->operand_addr + off
+                                                  : dst;
+    return apply(t, d, dst, a, src, bytes);
 }
 
 static void reset_desc_state(glex_task_t *t)
@@ -509,7 +524,7 @@ static int coll_recv_many(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d
             return size_error(t, 1, (uint64_t)len, t->bytes);
         /* fired once its packets are in: the trigger once, each packet taken */
         vt_took(f, t, s.node, pvt, 0, t->r_frag == 0);
-        if ((rc = apply(t, d, (void *)(uintptr_t)d->recv_addr, buf, t->bytes)))
+        if ((rc = apply_recv(t, d, 0, buf, t->bytes, t->r_frag == 0)))
             return rc;
         count_recv(t, t->bytes);
         t->r_frag++;
@@ -541,7 +556,7 @@ static int coll_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
         if ((uint64_t)len != t->bytes)
             return size_error(t, 1, (uint64_t)len, t->bytes);
         vt_took(f, t, d->recv_id, pvt, f->p.vtime ? vt_inplace(t, d, 0, t->bytes) : 0, 1);
-        if ((rc = apply(t, d, dst, buf, t->bytes)))
+        if ((rc = apply_recv(t, d, 0, buf, t->bytes, 1)))
             return rc;
         count_recv(t, t->bytes);
         t->recv_done = 1;
@@ -652,7 +667,8 @@ static int coll_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
                               (unsigned long long)(in_place ? d->recv_addr + c.off : 0));
         if (in_place)
             glex_rdma_landed(dst + c.off, c.len); /* the sender's DMA wrote it */
-        else if ((rc = apply(t, d, dst + c.off, glex_unit_ram(f, me, t->unit) + c.ram_off, c.len)))
+        else if ((rc = apply_recv(t, d, c.off, glex_unit_ram(f, me, t->unit) + c.ram_off, c.len,
+                                  1)))
             return rc;
         count_recv(t, c.len);
         t->r_done += c.len;
@@ -871,7 +887,7 @@ static int mcast_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gl
                               t->job, t->r_frag, d->recv_id, len, (unsigned long long)t->bytes,
                               want);
         vt_took(f, t, d->recv_id, pvt, 0, t->r_frag == 0);
-        if ((rc = apply(t, d, dst + off, buf, (uint64_t)len)))
+        if ((rc = apply(t, d, dst + off, dst + off, buf, (uint64_t)len)))
             return rc;
         count_recv(t, (uint64_t)len);
         t->r_frag++;
@@ -892,10 +908,16 @@ static int step_coll(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d)
         t->send_done = !d->cp;
         t->recv_done = !d->branch;
         t->vd = t->vs = t->vr = t->vt + (f->p.vtime ? glex_vt(f, GLEX_VT_NIC_DESC) : 0);
+        if (d->swap_local_data && ranges_overlap(d->operand_addr, t->bytes, d->recv_addr, t->bytes))
+            return glex_error(GLEX_EINVAL,
+                              "job %u: operand_addr %#llx+%llu overlaps recv_addr %#llx: allowed "
+                              "disjoint ranges",
+                              t->job, (unsigned long long)d->operand_addr,
+                              (unsigned long long)t->bytes, (unsigned long long)d->recv_addr);
     }
     if (d->swap_local_vp) {
-        int rc = apply(t, d, (void *)(uintptr_t)d->recv_addr, (const void *)(uintptr_t)d->local_addr,
-                       t->bytes);
+        void *dst = (void *)(uintptr_t)d->recv_addr;
+        int rc = apply(t, d, dst, dst, (const void *)(uintptr_t)d->local_addr, t->bytes);
         t->vt = t->vr;
         return rc ? rc : 2; /* 2: descriptor done */
     }
@@ -1160,6 +1182,7 @@ static const glex_desc_t *cur_desc(glex_task_t *t)
         t->cd.local_addr = reloc(&t->regs, d->local_addr);
         t->cd.recv_addr = reloc(&t->regs, d->recv_addr);
         t->cd.remote_addr = reloc(&t->regs, d->remote_addr);
+        t->cd.operand_addr = reloc(&t->regs, d->operand_addr);
         t->cd.cookie = t->regs.cookie;
     }
     return &t->cd;

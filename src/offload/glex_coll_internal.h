@@ -124,6 +124,10 @@ void glex_sc_local(glex_sched_t *s, uint64_t sref, uint64_t dref, uint64_t cnt, 
 bool glex_sc_many_fits(const glex_sched_t *s, uint64_t cnt, int k);
 void glex_sc_combine_many(glex_sched_t *s, const uint32_t *peers, const uint32_t *seqs, int k,
                      uint64_t ref, uint64_t cnt, int64_t dst, uint32_t dseq);
+/* the last descriptor's receive combines the node's own data at ref with
+ * what arrives (recv = ref op packet: swap_local_data), in place of a local
+ * copy of ref into the receive buffer first */
+void glex_sc_operand(glex_sched_t *s, uint64_t ref);
 void glex_sc_need_tmp(glex_sched_t *s, uint64_t bytes);
 
 /* shapes shared by algorithms */

@@ -28,14 +28,16 @@ void glex_reduce_binomial(glex_sched_t *s, uint32_t root, uint64_t acc, uint64_t
             glex_sc_local(s, src, acc, cnt, false);
         return;
     }
-    if (src != acc && cnt)
-        glex_sc_local(s, src, acc, cnt, false);
+    /* the first child's data combines with this node's own (src) into acc */
+    bool own = src != acc && cnt;
     if (glex_sc_many_fits(s, cnt, nk)) { /* all children in one descriptor (counter trigger) */
         uint32_t peers[32];
         for (int i = 0; i < nk; i++)
             peers[i] = REAL(kids[i]);
         int64_t up = parent >= 0 ? (int64_t)REAL((uint32_t)parent) : -1;
         glex_sc_combine_many(s, peers, bits, nk, acc, cnt, up, mybit);
+        if (own)
+            glex_sc_operand(s, src);
         return;
     }
     for (int i = 0; i < nk; i++) {
@@ -43,29 +45,38 @@ void glex_reduce_binomial(glex_sched_t *s, uint32_t root, uint64_t acc, uint64_t
             glex_sc_fwd(s, REAL(kids[i]), bits[i], REAL((uint32_t)parent), mybit, acc, cnt, true);
         else
             glex_sc_recv(s, REAL(kids[i]), bits[i], acc, cnt, true);
+        if (i == 0 && own)
+            glex_sc_operand(s, src);
     }
 }
 
 /* The power-of-two core used by recursive doubling and Rabenseifner: ranks
  * v < 2r pair up (odd folds into even).  Returns the new rank, or -1 for a
- * rank that only contributed. */
+ * rank that only contributed.  *own: acc does not hold this rank's data yet
+ * (it is still at src): the caller's first combine takes it from there. */
 static int64_t fold_extra(glex_sched_t *s, uint32_t root, uint64_t acc, uint64_t src,
-                          uint64_t cnt, bool result_back)
+                          uint64_t cnt, bool result_back, bool *own)
 {
     uint32_t n = s->g->size, v = (s->g->rank + n - root) % n;
     uint32_t r = n - pof2_floor(n);
+    *own = false;
     if (v < 2 * r && (v & 1)) {
         glex_sc_send(s, REAL(v - 1), SEQ_PAIR_IN, src, cnt);
         if (result_back)
             glex_sc_recv(s, REAL(v - 1), SEQ_PAIR_OUT, acc, cnt, false);
         return -1;
     }
-    if (src != acc && cnt)
-        glex_sc_local(s, src, acc, cnt, false);
+    bool moved = src != acc && cnt;
     if (v < 2 * r) {
         glex_sc_recv(s, REAL(v + 1), SEQ_PAIR_IN, acc, cnt, true);
+        if (moved)
+            glex_sc_operand(s, src);
         return v / 2;
     }
+    if (moved && pof2_floor(n) == 1) /* no step to combine in: a copy */
+        glex_sc_local(s, src, acc, cnt, false);
+    else
+        *own = moved;
     return v - r;
 }
 
@@ -82,12 +93,17 @@ void glex_allreduce_rd(glex_sched_t *s, uint64_t acc, uint64_t src, uint64_t cnt
 {
     const uint32_t root = 0;
     uint32_t n = s->g->size, pof2 = pof2_floor(n), r = n - pof2;
-    int64_t nr = fold_extra(s, root, acc, src, cnt, true);
+    bool own;
+    int64_t nr = fold_extra(s, root, acc, src, cnt, true, &own);
     if (nr < 0)
         return;
     for (uint32_t st = 0; (1u << st) < pof2; st++) {
         uint32_t partner = new_to_v((uint32_t)nr ^ (1u << st), r);
-        glex_sc_xchg(s, REAL(partner), 1 + st, acc, cnt, acc, cnt, true);
+        /* the first exchange sends this rank's data from src and combines
+         * it with the partner's into acc */
+        glex_sc_xchg(s, REAL(partner), 1 + st, own && !st ? src : acc, cnt, acc, cnt, true);
+        if (own && !st)
+            glex_sc_operand(s, src);
     }
     unfold_extra(s, root, acc, cnt);
 }
@@ -106,17 +122,25 @@ static void rabenseifner(glex_sched_t *s, uint32_t root, uint64_t acc, uint64_t 
 {
     uint32_t n = s->g->size, pof2 = pof2_floor(n), r = n - pof2, k = log2u(pof2);
     size_t es = s->es;
-    int64_t nr64 = fold_extra(s, root, acc, src, cnt, all);
+    bool own;
+    int64_t nr64 = fold_extra(s, root, acc, src, cnt, all, &own);
     if (nr64 < 0)
         return;
     uint32_t nr = (uint32_t)nr64, lo = 0, hi = pof2, wlo[32] = { 0 }, whi[32] = { 0 };
 #define AT(b) (acc + disp(cnt, pof2, (b)) * es)
+#define SRC(b) (src + disp(cnt, pof2, (b)) * es)
 #define LEN(a, b) (disp(cnt, pof2, (b)) - disp(cnt, pof2, (a)))
     for (uint32_t st = 0; st < k; st++) {
         uint32_t mask = 1u << st, half = (hi - lo) / 2, partner = new_to_v(nr ^ mask, r);
         uint32_t klo = (nr & mask) ? lo + half : lo, khi = (nr & mask) ? hi : lo + half;
         uint32_t slo = (nr & mask) ? lo : lo + half, shi = (nr & mask) ? lo + half : hi;
-        glex_sc_xchg(s, REAL(partner), 1 + st, AT(slo), LEN(slo, shi), AT(klo), LEN(klo, khi), true);
+        /* the first step sends half of src and combines the other half with
+         * the partner's into acc: acc's sent half is written by the gather */
+        bool first = own && !st;
+        glex_sc_xchg(s, REAL(partner), 1 + st, first ? SRC(slo) : AT(slo), LEN(slo, shi), AT(klo),
+                     LEN(klo, khi), true);
+        if (first)
+            glex_sc_operand(s, SRC(klo));
         wlo[st] = lo, whi[st] = hi;
         lo = klo, hi = khi;
     }
@@ -135,6 +159,7 @@ static void rabenseifner(glex_sched_t *s, uint32_t root, uint64_t acc, uint64_t 
         lo = wlo[st], hi = whi[st];
     }
 #undef AT
+#undef SRC
 #undef LEN
     if (all)
         unfold_extra(s, root, acc, cnt);

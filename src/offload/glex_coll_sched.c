@@ -136,6 +136,15 @@ void glex_sc_local(glex_sched_t *s, uint64_t sref, uint64_t dref, uint64_t cnt, 
     d->count = cnt;
 }
 
+void glex_sc_operand(glex_sched_t *s, uint64_t ref)
+{
+    if (s->err || !s->n)
+        return;
+    glex_desc_t *d = &s->d[s->n - 1];
+    d->swap_local_data = 1;
+    d->operand_addr = ref;
+}
+
 void glex_sc_need_tmp(glex_sched_t *s, uint64_t bytes)
 {
     if (bytes > s->tmp_bytes)

@@ -8,13 +8,13 @@ each) with 'auto' at this size:
   MPI_Allreduce  recursive doubling: ranks fold into the largest power of two
                  p (rank 2i+1 sends to 2i for i < n - p and gets the result
                  back), then log2(p) exchanges, each a send and a
-                 receive-combine in one descriptor; the send buffer is copied
-                 to the receive buffer first (one local descriptor)
+                 receive-combine in one descriptor; the first combine takes
+                 the rank's own data from the send buffer (no local copy)
   MPI_Reduce     binomial tree at root 0: a leaf sends its buffer; an inner
-                 node copies its own (one local descriptor), then one
-                 descriptor (the counter trigger: it fires when all its
-                 children's packets are in) combines them in order and
-                 forwards the result to its parent
+                 node has one descriptor (the counter trigger: it fires when
+                 all its children's packets are in) that combines them in
+                 order with its own send buffer and forwards the result to
+                 its parent
   MPI_Bcast      binomial tree: the root sends to each child; an inner node
                  receives and forwards to its largest subtree in one
                  descriptor, then sends to the others; a leaf receives
@@ -46,7 +46,7 @@ def expected(kind, v, n):
     if kind == "MPI_Reduce":
         if k == 0:
             return (1, 1, 0, 0)
-        return (2, 1 if parent else 0, k, k)  # local copy + one counter-triggered combine
+        return (1, 1 if parent else 0, k, k)  # one counter-triggered combine
     if kind == "MPI_Bcast":
         if not parent:
             return (k, k, 0, 0)
@@ -62,7 +62,7 @@ def expected(kind, v, n):
     r, steps = n - p, p.bit_length() - 1
     if v < 2 * r and v % 2:
         return (2, 1, 1, 0)                    # fold in, get the result back
-    d, s, rc, a = 1 + steps, steps, steps, steps  # local copy + exchanges
+    d, s, rc, a = max(steps, 1), steps, steps, steps  # exchanges (alone: a local copy)
     if v < 2 * r:
         d, s, rc, a = d + 2, s + 1, rc + 1, a + 1  # take the partner's data, return the result
     return (d, s, rc, a)
