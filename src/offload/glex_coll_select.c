@@ -116,12 +116,15 @@ typedef struct {
 
 /* allreduce: recursive doubling while it fits (fewest steps); oversubscribed,
  * a binomial reduce + bcast sends fewer messages (2(n-1) against n log n),
- * and each message costs a context switch; Rabenseifner for large vectors */
+ * and each message costs a context switch; Rabenseifner for large vectors
+ * from 4 processes (at 2 its halves cost two steps where recursive doubling
+ * takes one: OSU 1 MiB 118 against 80 us, bench/results/2026-11-26) */
 static const sel_row_t allreduce_rows[] = {
     { 3, 1, 64, GLEX_ALGO_RECURSIVE_DOUBLING },
     { 3, 1, 512 * KIB, GLEX_ALGO_BINOMIAL },
     { 1, 1, 512 * KIB, GLEX_ALGO_RECURSIVE_DOUBLING },
-    { 1, 1, ANY, GLEX_ALGO_RABENSEIFNER },
+    { 1, 4, ANY, GLEX_ALGO_RABENSEIFNER },
+    { 1, 1, ANY, GLEX_ALGO_RECURSIVE_DOUBLING },
 };
 /* reduce: binomial at every size (all children of a node in one
  * counter-triggered descriptor when inline).  glex-bench favoured double tree
