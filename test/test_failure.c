@@ -343,6 +343,76 @@ static int xfer(glex_tctx_t *c, uint64_t key, uint64_t sbytes, uint64_t rbytes, 
     return rc;
 }
 
+/* Eager sends fill the receiving unit's eager pages before any receive is
+ * posted (one unit: GLEX_EAGER_PAGES pages, two messages of 30000 bytes):
+ * the later senders find no room, ask for credit and wait for it. */
+static void eager_full(glex_tctx_t *c)
+{
+    enum { N = 4, BYTES = 30000 };
+    int id = glex_case(c, "%d eager sends of %d bytes before their receives: the first fill the "
+                          "eager pages, the rest ask for credit; all data intact",
+                       N, BYTES);
+    int jobs[N];
+    glex_unit_counters_t before, after; /* of the receiving unit */
+    glex_coll_args_t bar = { .kind = GLEX_COLL_BARRIER };
+    glex_unit_counters(c->f, 1, 0, &before);
+    if (glex_coll_run(c->g, &bar)) { /* both have read the counters */
+        glex_case_fail(c, id, "rank %d: barrier: %s", c->rank, glex_last_error());
+        return;
+    }
+    for (int i = 0; i < N; i++) {
+        jobs[i] = glex_job_acquire(c->f, 7000 + (uint64_t)i, 2);
+        if (jobs[i] < 0) {
+            glex_case_fail(c, id, "rank %d: no JobID: %s", c->rank, glex_last_error());
+            return;
+        }
+    }
+    if (c->rank == 1) {
+        memset(area, 0, (size_t)N * BYTES);
+        usleep(200000); /* every send has found the eager pages or asked */
+    }
+    for (int i = 0; i < N; i++) {
+        glex_desc_t d = coll_desc();
+        d.job_id = (uint8_t)jobs[i];
+        uint8_t *buf = area + (size_t)i * BYTES;
+        if (c->rank == 0) {
+            for (int j = 0; j < BYTES; j++)
+                buf[j] = (uint8_t)(j * 7 + i);
+            d.cp = 1, d.dest_id = 1, d.send_count = BYTES;
+            d.local_addr = (uint64_t)(uintptr_t)buf;
+        } else {
+            d.branch = 1, d.recv_id = 0, d.count = BYTES;
+            d.recv_addr = (uint64_t)(uintptr_t)buf;
+        }
+        if (glex_vp_post(c->vp, &d, 1)) {
+            glex_case_fail(c, id, "rank %d post %d: %s", c->rank, i, glex_last_error());
+            return;
+        }
+    }
+    for (int i = 0; i < N; i++) {
+        glex_cqe_t e;
+        if (!glex_test_wait_cqe(c->f, c->vp, &e, 20000) || e.status) {
+            glex_case_fail(c, id, "rank %d: completion %d missing or failed: %s", c->rank, i,
+                           glex_vp_failure(c->vp));
+            return;
+        }
+    }
+    for (int i = 0; i < N; i++)
+        glex_job_release(c->f, jobs[i]);
+    for (int i = 0; c->rank == 1 && i < N; i++)
+        for (int j = 0; j < BYTES; j++)
+            if (area[(size_t)i * BYTES + (size_t)j] != (uint8_t)(j * 7 + i)) {
+                glex_case_fail(c, id, "message %d byte %d wrong", i, j);
+                return;
+            }
+    glex_unit_counters(c->f, 1, 0, &after);
+    if (c->rank == 1 && (after.eager_taken - before.eager_taken != 2 ||
+                         after.eager_asked - before.eager_asked != N - 2))
+        glex_case_fail(c, id, "%llu messages went eager and %llu asked, expected 2 and %d",
+                       (unsigned long long)(after.eager_taken - before.eager_taken),
+                       (unsigned long long)(after.eager_asked - before.eager_asked), N - 2);
+}
+
 static int rank_mismatch(glex_tctx_t *c)
 {
     static const struct {
@@ -355,6 +425,12 @@ static int rank_mismatch(glex_tctx_t *c)
         { 50000, 100000, GLEX_ESIZE, GLEX_ESIZE },   /* pulsed, smaller sender */
         { 8, 100000, GLEX_OK, GLEX_ESIZE },          /* inline sender, pulsed receiver */
         { 100000, 8, GLEX_ESIZE, GLEX_ETRUNC },      /* pulsed sender, inline receiver */
+        { 4000, 2000, GLEX_OK, GLEX_ETRUNC },        /* eager (no credit awaited), larger sender */
+        { 2000, 4000, GLEX_OK, GLEX_ESIZE },         /* eager, smaller sender */
+        { 4000, 100000, GLEX_OK, GLEX_ESIZE },       /* eager sender, pulsed receiver */
+        { 100000, 4000, GLEX_ESIZE, GLEX_ETRUNC },   /* pulsed sender, eager receiver */
+        { 8, 4000, GLEX_OK, GLEX_ESIZE },            /* inline sender, eager receiver */
+        { 4000, 8, GLEX_OK, GLEX_ETRUNC },           /* eager sender, inline receiver */
     };
     uint64_t key = 1000;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -379,7 +455,7 @@ static int rank_mismatch(glex_tctx_t *c)
     int id = glex_case(c, "80 rounds leaving stale credits in a 64-slot buffer: swept, data intact");
     for (int round = 0; round < 80; round++) {
         int st = 99;
-        int rc = xfer(c, key++, 8, 4096, &st);
+        int rc = xfer(c, key++, 8, 65536, &st);
         int want = c->rank == 0 ? GLEX_OK : GLEX_ESIZE;
         if (rc || st != want) {
             glex_case_fail(c, id, "round %d rank %d mismatch: rc %d st %d", round, c->rank, rc, st);
@@ -397,6 +473,7 @@ static int rank_mismatch(glex_tctx_t *c)
     if (c->rank == 0 && u.stale_dropped == 0)
         glex_case_fail(c, id, "no stale packet was swept (table high water %llu)",
                        (unsigned long long)u.table_high_water);
+    eager_full(c);
     return 0;
 }
 

@@ -391,6 +391,8 @@ typedef struct glex_unit_counters {
     uint64_t packets_buffered, hash_probes, table_high_water, table_used;
     uint64_t ram_high_water_kb, credit_stalls, trigger_waits, tasks_admitted;
     uint64_t stale_dropped; /* packets of failed tasks swept out of a full buffer */
+    uint64_t eager_taken;   /* messages written into its eager pages before their receive */
+    uint64_t eager_asked;   /* eager-size messages that found them full and asked for credit */
 } glex_unit_counters_t;
 
 int glex_vp_counters(glex_fabric_t *f, uint32_t node, uint32_t vp, glex_vp_counters_t *c);

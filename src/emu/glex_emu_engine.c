@@ -54,6 +54,8 @@ typedef struct glex_task {
     uint32_t s_frag;
     int s_have_credit;
     glex_ctrl_t s_credit;
+    int s_asked, r_credit;            /* eager size: the send asked for credit / the receive
+                                         grants credit (no eager data comes) */
     uint32_t n_sent, n_recv, n_alu;   /* the task's data packets and ALU operations */
     uint32_t n_alu_elems;             /* elements those ALU operations combined */
     uint64_t vt;                      /* GLEX_VTIME: the task's virtual clock (ps) */
@@ -218,6 +220,7 @@ static void reset_desc_state(glex_task_t *t)
     t->r_done = t->r_granted = t->s_done = 0;
     t->r_frag = t->r_grant_frag = t->s_frag = 0;
     t->s_have_credit = 0;
+    t->s_asked = t->r_credit = 0;
     t->pulse = 0;
     t->mc_n = t->mc_frags = t->mc_injected = 0;
     t->mc_inited = 0;
@@ -267,11 +270,11 @@ static int size_error(const glex_task_t *t, int receiving, uint64_t theirs, uint
 
 /* pulses of a copy placed in the receiver's buffer (no unit RAM): large, as
  * each is one DMA (a system call here) and one credit round trip */
-#define DIRECT_PULSE_MIN (16u * 1024u)
+#define DIRECT_PULSE_MIN (256u * 1024u)
 #define DIRECT_PULSE_MAX (1024u * 1024u)
 /* below this a copy still goes through unit RAM: a memcpy into shared memory
  * costs less than a DMA by system call (measured: 64 B - 8 KiB 2-rank bcast) */
-#define DIRECT_MIN_BYTES (16u * 1024u)
+#define DIRECT_MIN_BYTES (32u * 1024u + 1u)
 
 /* waited this long for the first packet of a transfer: look for a size mismatch */
 #define MISMATCH_PROBE_NS 10000000ull
@@ -297,6 +300,61 @@ static int send_cp(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_key_t k,
     if (rc == GLEX_OK)
         atomic_fetch_add_explicit(glex_cp_counter(f, node, job, dvp), 1, memory_order_release);
     return rc;
+}
+
+/* Eager size: above an inline packet, below the copies placed in the
+ * receiver's buffer (so the receive goes through unit RAM whatever it does
+ * with the data), between nodes of one host and not in virtual time (whose
+ * model is the paper's pulsed protocol): the sender writes the data into the
+ * receiving unit's eager pages with one READY, no credit awaited.  A receive
+ * of this size waits for that READY, or for the sender's ASK (no eager pages
+ * were free) and then grants credit as for a larger message. */
+static int eager_size(const glex_fabric_t *f, uint64_t bytes, uint32_t peer)
+{
+    return bytes > f->p.inline_max && bytes < DIRECT_MIN_BYTES && !f->p.vtime &&
+           !glex_remote(f, peer);
+}
+
+/* an eager send: 1 sent, 0 not now (a forward's data is not produced yet, the
+ * table is full, or the send asked for credit: t->s_asked), < 0 an error */
+static int eager_send(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, glex_unit_shm_t *u)
+{
+    uint32_t me = f->node, myvp = t->vp->index, dunit = glex_job_unit(f, t->job);
+    if (d->swap_remote_data && d->branch && !t->recv_done)
+        return 0; /* a forward sends what its receive produced */
+    int64_t at = glex_eager_acquire(f, d->dest_id, dunit, (uint32_t)t->sbytes);
+    glex_key_t k;
+    int rc;
+    if (at < 0) { /* no eager pages free there: ask for credit */
+        glex_ctrl_t a = { .total = t->sbytes };
+        k = glex_make_key(t->tag, me, myvp, d->seq_id, d->dest_vp, GLEX_PKT_DATA, GLEX_FRAG_ASK);
+        rc = send_pkt(f, d->dest_id, dunit, k, &a, sizeof a, 0);
+        if (rc == GLEX_EAGAIN)
+            park(t, u, 1);
+        if (rc)
+            return rc == GLEX_EAGAIN ? 0 : rc;
+        glex_ring(f, d->dest_id);
+        t->s_asked = 1;
+        return 0;
+    }
+    jitter(f);
+    memcpy(glex_unit_ram(f, d->dest_id, dunit) + at, (const void *)(uintptr_t)d->local_addr,
+           t->sbytes);
+    glex_ctrl_t r = { .ram_off = (uint32_t)at, .len = (uint32_t)t->sbytes, .total = t->sbytes };
+    k = glex_make_key(t->tag, me, myvp, d->seq_id, d->dest_vp, GLEX_PKT_READY, 0);
+    rc = send_pkt(f, d->dest_id, dunit, k, &r, sizeof r, 0);
+    if (rc) {
+        glex_eager_release(f, d->dest_id, dunit, (uint32_t)at, (uint32_t)t->sbytes);
+        if (rc == GLEX_EAGAIN)
+            park(t, u, 1);
+        return rc == GLEX_EAGAIN ? 0 : rc;
+    }
+    count_send(t, t->sbytes);
+    glex_ring(f, d->dest_id);
+    t->s_done = t->sbytes;
+    t->s_frag = 1;
+    t->send_done = 1;
+    return 1;
 }
 
 /* send side of a COLL descriptor; returns 1 if it progressed */
@@ -329,6 +387,12 @@ static int coll_send(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
         glex_ring(f, d->dest_id);
         t->send_done = 1;
         return 1;
+    }
+    if (!t->s_asked && !t->s_done && eager_size(f, t->sbytes, d->dest_id)) {
+        int rc = eager_send(f, t, d, u);
+        if (rc || !t->s_asked)
+            return rc;
+        work = 1; /* asked: credits come as for a larger message */
     }
     while (t->s_done < t->sbytes) {
         if (!t->s_have_credit) {
@@ -460,15 +524,32 @@ static uint64_t vt_inplace(const glex_task_t *t, const glex_desc_t *d, uint64_t 
     return vt_when(t->sev, t->nsev, d->local_addr == d->recv_addr ? off + len : t->sbytes);
 }
 
-/* an inline receive has waited long: did a larger, pulsed send announce itself? */
+/* a READY taken whose data lies in the eager pages: give them back */
+static void eager_drop(glex_fabric_t *f, const glex_task_t *t, const glex_ctrl_t *c)
+{
+    if (!c->dst && glex_eager_area(f, c->ram_off))
+        glex_eager_release(f, f->node, t->unit, c->ram_off, c->len);
+}
+
+/* an inline receive has waited long: did a larger, pulsed send announce
+ * itself, or an eager one send its data? */
 static int inline_recv_mismatch(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d)
 {
     uint32_t me = f->node, myvp = t->vp->index;
     if (t->now - t->started_ns <= MISMATCH_PROBE_NS)
         return 0;
     glex_ctrl_t a;
-    glex_key_t k = glex_make_key(t->tag, d->recv_id, d->recv_vp, d->cp_count, myvp, GLEX_PKT_DATA,
-                                 GLEX_FRAG_ANNOUNCE);
+    glex_key_t k = glex_make_key(t->tag, d->recv_id, d->recv_vp, d->cp_count, myvp, GLEX_PKT_READY,
+                                 0);
+    int got = glex_table_take(f, me, t->unit, k, &a, sizeof a);
+    if (got >= 0) {
+        if (glex_ctrl_check(f, &a, got))
+            return GLEX_EINVAL;
+        eager_drop(f, t, &a);
+        return size_error(t, 1, a.total, t->bytes);
+    }
+    k = glex_make_key(t->tag, d->recv_id, d->recv_vp, d->cp_count, myvp, GLEX_PKT_DATA,
+                      GLEX_FRAG_ANNOUNCE);
     if (glex_table_take(f, me, t->unit, k, &a, sizeof a) < 0)
         return 0;
     /* answer with a credit of this receive's size: the sender fails too */
@@ -534,6 +615,69 @@ static int coll_recv_many(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d
     return 1;
 }
 
+/* the receive of an eager-size message: 1 done or asked for credit
+ * (t->r_credit), 0 waiting, < 0 an error */
+static int eager_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, glex_unit_shm_t *u)
+{
+    uint32_t me = f->node, myvp = t->vp->index;
+    glex_ctrl_t c;
+    glex_key_t k;
+    int got;
+    if (recv_may_apply(t, d, 0, t->bytes)) {
+        k = glex_make_key(t->tag, d->recv_id, d->recv_vp, d->cp_count, myvp, GLEX_PKT_READY, 0);
+        got = glex_table_take(f, me, t->unit, k, &c, sizeof c);
+        if (got >= 0) {
+            if (glex_ctrl_check(f, &c, got))
+                return GLEX_EINVAL;
+            if (c.dst || !glex_eager_area(f, c.ram_off) || c.off || c.len != c.total) {
+                eager_drop(f, t, &c);
+                return glex_error(GLEX_EINVAL,
+                                  "job %u: data %llu+%u at RAM %u (dst %#llx) arrived, expected "
+                                  "0+%llu in the eager pages",
+                                  t->job, (unsigned long long)c.off, c.len, c.ram_off,
+                                  (unsigned long long)c.dst, (unsigned long long)t->bytes);
+            }
+            if (c.total != t->bytes) {
+                eager_drop(f, t, &c);
+                return size_error(t, 1, c.total, t->bytes);
+            }
+            int rc = apply_recv(t, d, 0, glex_unit_ram(f, me, t->unit) + c.ram_off, t->bytes, 1);
+            eager_drop(f, t, &c);
+            if (rc)
+                return rc;
+            count_recv(t, t->bytes);
+            t->r_done = t->bytes;
+            t->r_frag = 1;
+            t->recv_done = 1;
+            return 1;
+        }
+    }
+    /* no eager pages were free: the sender asked for credit */
+    k = glex_make_key(t->tag, d->recv_id, d->recv_vp, d->cp_count, myvp, GLEX_PKT_DATA,
+                      GLEX_FRAG_ASK);
+    if (glex_table_take(f, me, t->unit, k, &c, sizeof c) >= 0) {
+        t->r_credit = 1;
+        return 1;
+    }
+    park(t, u, 0);
+    if (t->now - t->started_ns <= MISMATCH_PROBE_NS)
+        return 0;
+    /* waited long: a smaller sender's inline packet, or a larger one that
+     * waits for credit (it announced its size: the credit tells it ours) */
+    uint8_t buf[GLEX_INLINE_CAP];
+    k = glex_make_key(t->tag, d->recv_id, d->recv_vp, d->cp_count, myvp, GLEX_PKT_DATA, 0);
+    got = take_cp(f, t, k, buf, NULL);
+    if (got >= 0)
+        return size_error(t, 1, (uint64_t)got, t->bytes);
+    k = glex_make_key(t->tag, d->recv_id, d->recv_vp, d->cp_count, myvp, GLEX_PKT_DATA,
+                      GLEX_FRAG_ANNOUNCE);
+    if (glex_table_take(f, me, t->unit, k, &c, sizeof c) >= 0) {
+        t->r_credit = 1;
+        return 1;
+    }
+    return 0;
+}
+
 static int coll_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, glex_unit_shm_t *u)
 {
     if (d->branch > 1)
@@ -561,6 +705,12 @@ static int coll_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
         count_recv(t, t->bytes);
         t->recv_done = 1;
         return 1;
+    }
+    if (!t->r_credit && eager_size(f, t->bytes, d->recv_id)) {
+        int rc = eager_recv(f, t, d, u);
+        if (rc < 0 || !t->r_credit)
+            return rc;
+        work = 1; /* the sender asked for credit */
     }
     size_t es = glex_type_size((glex_type_t)d->type);
     /* a copy is placed by the sender's DMA in this host's buffer (the NIC
@@ -642,6 +792,10 @@ static int coll_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
             return GLEX_EINVAL;
         if (got >= 0 && f->p.vtime)
             vt_took(f, t, d->recv_id, rvt, vt_inplace(t, d, c.off, c.len), t->r_frag == 0);
+        if (got >= 0 && !c.dst && glex_eager_area(f, c.ram_off)) {
+            eager_drop(f, t, &c); /* a smaller sender's eager data */
+            return size_error(t, 1, c.total, t->bytes);
+        }
         if (got < 0) {
             park(t, u, 0);
             if (t->r_frag == 0) { /* a smaller sender sent one inline packet? */

@@ -33,6 +33,9 @@ static void layout(glex_shm_header_t *h, const glex_params_t *p, uint32_t nnodes
     h->jobs_per_unit = glex_jobs_per_unit(p);
     h->guar_pages = (h->ram_pages / 2) / (h->jobs_per_unit * p->vps_per_node);
     h->pool_first_page = h->guar_pages * h->jobs_per_unit * p->vps_per_node;
+    /* the eager pages end the RAM when the pool keeps at least as many */
+    h->eager_pages = h->ram_pages - h->pool_first_page >= 2 * GLEX_EAGER_PAGES ? GLEX_EAGER_PAGES : 0;
+    h->eager_first_page = h->ram_pages - h->eager_pages;
     uint32_t pool_words = (h->ram_pages - h->pool_first_page + 63) / 64;
     h->off_nodes = off;
     off = ALIGN(off + nnodes * sizeof(glex_node_shm_t), 64);

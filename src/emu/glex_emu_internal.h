@@ -67,6 +67,9 @@ typedef struct glex_pkt_hdr {
 /* a DATA packet with this fragment number announces a pulsed send's size
  * to a receiver that waits for an inline packet (sizes differ) */
 #define GLEX_FRAG_ANNOUNCE 0xffffu
+/* ... with this one a sender of eager size found no eager pages free at the
+ * receiver: it asks for credit (the pulsed protocol) */
+#define GLEX_FRAG_ASK 0xfffeu
 
 /* payload of CREDIT (receiver->sender) and READY (sender->receiver) packets */
 typedef struct glex_ctrl {
@@ -107,7 +110,9 @@ typedef struct glex_unit_shm {
     _Atomic uint64_t packets_buffered, hash_probes, table_high_water;
     _Atomic uint64_t ram_high_water, credit_stalls, trigger_waits, tasks_admitted;
     _Atomic uint64_t stale_dropped; /* packets of failed tasks swept from a full table */
-    uint64_t ram_used;    /* bytes of RAM lent (guaranteed + pool), for high water */
+    _Atomic uint64_t ram_used; /* bytes of RAM lent (guaranteed, pool, eager), for high water */
+    _Atomic uint64_t eager_bits; /* eager pages taken (bit i: eager_first_page + i) */
+    _Atomic uint64_t eager_taken, eager_asked; /* eager messages, and those that found no room */
 } glex_unit_shm_t;
 
 typedef struct glex_node_shm {
@@ -229,6 +234,7 @@ typedef struct glex_shm_header {
     uint64_t off_cp_counters; /* within a unit's bitmap area */
     uint32_t entry_size, table_words, ram_pages, pool_first_page, guar_pages;
     uint32_t jobs_per_unit;
+    uint32_t eager_first_page, eager_pages; /* a unit's eager pages (glex_eager_acquire) */
     glex_lock_t job_lock;
     glex_job_slot_t jobs[GLEX_MAX_JOBS];
     /* under job_lock: which JobIDs are free (bit set), and an index from a
@@ -515,6 +521,20 @@ typedef struct glex_area {
 void glex_ram_acquire(glex_fabric_t *f, uint32_t unit, uint32_t job, uint32_t vp,
                       uint64_t want, glex_area_t *a);
 void glex_ram_release(glex_fabric_t *f, uint32_t unit, const glex_area_t *a);
+/* Eager data: a message of up to GLEX_EAGER_MAX bytes from a node of this
+ * host is written into the receiving unit's eager pages before its receive
+ * has granted credit (a packet that arrives early, held by the NIC).  The
+ * pages (the unit RAM's last GLEX_EAGER_PAGES) are taken per message by CAS
+ * on one bitmap word and given back by the receiver: no lock.  Acquire
+ * returns the byte offset in node's unit RAM, or -1 when no run is free (the
+ * sender then asks for credit). */
+#define GLEX_EAGER_MAX (32u * 1024u)
+#define GLEX_EAGER_PAGES 64u
+int64_t glex_eager_acquire(glex_fabric_t *f, uint32_t node, uint32_t unit, uint32_t bytes);
+void glex_eager_release(glex_fabric_t *f, uint32_t node, uint32_t unit, uint32_t ram_off,
+                        uint32_t bytes);
+/* 1 when byte offset ram_off of a unit's RAM lies in its eager pages */
+int glex_eager_area(const glex_fabric_t *f, uint32_t ram_off);
 
 /* packet validation (glex_emu_desc.c): a CREDIT or READY control payload of
  * len bytes; 0 or GLEX_EINVAL naming the field (the message size it carries

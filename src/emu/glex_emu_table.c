@@ -89,6 +89,12 @@ static uint32_t drop_where(glex_fabric_t *f, uint32_t node, uint32_t unit,
                 !drop(f, e->key, arg) ||
                 !atomic_compare_exchange_strong(&e->state, &st, GLEX_SLOT_BUSY))
                 continue;
+            glex_ctrl_t c; /* a READY of eager data: its pages too */
+            if ((e->key.lo >> 11 & 3u) == GLEX_PKT_READY && e->len == sizeof c) {
+                memcpy(&c, e + 1, sizeof c);
+                if (!c.dst && glex_eager_area(f, c.ram_off))
+                    glex_eager_release(f, node, unit, c.ram_off, c.len);
+            }
             release_slot(f, node, unit, e, b, home_bucket(e->key, nb));
             n++;
         }
@@ -260,9 +266,13 @@ static uint64_t *pool_bitmap(glex_fabric_t *f, uint32_t unit)
 
 static void note_ram(glex_unit_shm_t *u, int64_t delta)
 {
-    u->ram_used += (uint64_t)delta;
-    if (u->ram_used > atomic_load_explicit(&u->ram_high_water, memory_order_relaxed))
-        atomic_store_explicit(&u->ram_high_water, u->ram_used, memory_order_relaxed);
+    uint64_t now = atomic_fetch_add_explicit(&u->ram_used, (uint64_t)delta, memory_order_relaxed) +
+                   (uint64_t)delta;
+    uint64_t hw = atomic_load_explicit(&u->ram_high_water, memory_order_relaxed);
+    while (now > hw && !atomic_compare_exchange_weak_explicit(&u->ram_high_water, &hw, now,
+                                                             memory_order_relaxed,
+                                                             memory_order_relaxed))
+        ;
 }
 
 /* first run of n free pages in the pool, or -1 */
@@ -283,7 +293,7 @@ void glex_ram_acquire(glex_fabric_t *f, uint32_t unit, uint32_t job, uint32_t vp
     glex_shm_header_t *h = f->hdr;
     glex_unit_shm_t *u = glex_unit_shm(f, f->node, unit);
     uint32_t guar_bytes = h->guar_pages * GLEX_PAGE;
-    uint32_t pool_pages = h->ram_pages - h->pool_first_page;
+    uint32_t pool_pages = h->eager_first_page - h->pool_first_page;
     a->pool = 0;
     a->off = ((job / f->p.units) * f->p.vps_per_node + vp) * guar_bytes;
     a->bytes = guar_bytes;
@@ -310,6 +320,55 @@ void glex_ram_acquire(glex_fabric_t *f, uint32_t unit, uint32_t job, uint32_t vp
     glex_lock(&u->lock);
     note_ram(u, a->bytes);
     glex_unlock(&u->lock);
+}
+
+/* n consecutive pages (1..64) as a mask at bit `at` */
+static uint64_t page_mask(uint32_t n, uint32_t at)
+{
+    return (n >= 64 ? ~0ull : (1ull << n) - 1) << at;
+}
+
+int64_t glex_eager_acquire(glex_fabric_t *f, uint32_t node, uint32_t unit, uint32_t bytes)
+{
+    const glex_shm_header_t *h = f->hdr;
+    uint32_t n = (bytes + GLEX_PAGE - 1) / GLEX_PAGE;
+    if (!h->eager_pages || !n || n > h->eager_pages)
+        return -1;
+    glex_unit_shm_t *u = glex_unit_shm(f, node, unit);
+    uint64_t bits = atomic_load_explicit(&u->eager_bits, memory_order_relaxed);
+    for (;;) {
+        uint32_t at = 0;
+        while (at + n <= h->eager_pages && (bits & page_mask(n, at)))
+            at++;
+        if (at + n > h->eager_pages) {
+            atomic_fetch_add_explicit(&u->eager_asked, 1, memory_order_relaxed);
+            return -1;
+        }
+        if (atomic_compare_exchange_weak_explicit(&u->eager_bits, &bits, bits | page_mask(n, at),
+                                                  memory_order_acquire, memory_order_relaxed)) {
+            atomic_fetch_add_explicit(&u->eager_taken, 1, memory_order_relaxed);
+            note_ram(u, (int64_t)n * GLEX_PAGE);
+            return (int64_t)(h->eager_first_page + at) * GLEX_PAGE;
+        }
+    }
+}
+
+void glex_eager_release(glex_fabric_t *f, uint32_t node, uint32_t unit, uint32_t ram_off,
+                        uint32_t bytes)
+{
+    uint32_t n = (bytes + GLEX_PAGE - 1) / GLEX_PAGE;
+    glex_unit_shm_t *u = glex_unit_shm(f, node, unit);
+    if (!n)
+        return;
+    note_ram(u, -(int64_t)n * GLEX_PAGE);
+    atomic_fetch_and_explicit(&u->eager_bits,
+                              ~page_mask(n, ram_off / GLEX_PAGE - f->hdr->eager_first_page),
+                              memory_order_release);
+}
+
+int glex_eager_area(const glex_fabric_t *f, uint32_t ram_off)
+{
+    return f->hdr->eager_pages && ram_off / GLEX_PAGE >= f->hdr->eager_first_page;
 }
 
 void glex_ram_release(glex_fabric_t *f, uint32_t unit, const glex_area_t *a)

@@ -285,6 +285,8 @@ int glex_unit_counters(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_unit
     c->trigger_waits = atomic_load(&u->trigger_waits);
     c->tasks_admitted = atomic_load(&u->tasks_admitted);
     c->stale_dropped = atomic_load(&u->stale_dropped);
+    c->eager_taken = atomic_load(&u->eager_taken);
+    c->eager_asked = atomic_load(&u->eager_asked);
     return GLEX_OK;
 }
 
