@@ -455,7 +455,7 @@ static int rank_mismatch(glex_tctx_t *c)
     int id = glex_case(c, "80 rounds leaving stale credits in a 64-slot buffer: swept, data intact");
     for (int round = 0; round < 80; round++) {
         int st = 99;
-        int rc = xfer(c, key++, 8, 65536, &st);
+        int rc = xfer(c, key++, 8, 100000, &st);
         int want = c->rank == 0 ? GLEX_OK : GLEX_ESIZE;
         if (rc || st != want) {
             glex_case_fail(c, id, "round %d rank %d mismatch: rc %d st %d", round, c->rank, rc, st);

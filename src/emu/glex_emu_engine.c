@@ -274,7 +274,7 @@ static int size_error(const glex_task_t *t, int receiving, uint64_t theirs, uint
 #define DIRECT_PULSE_MAX (1024u * 1024u)
 /* below this a copy still goes through unit RAM: a memcpy into shared memory
  * costs less than a DMA by system call (measured: 64 B - 8 KiB 2-rank bcast) */
-#define DIRECT_MIN_BYTES (32u * 1024u + 1u)
+#define DIRECT_MIN_BYTES (64u * 1024u + 1u)
 
 /* waited this long for the first packet of a transfer: look for a size mismatch */
 #define MISMATCH_PROBE_NS 10000000ull

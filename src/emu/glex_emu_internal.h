@@ -528,7 +528,7 @@ void glex_ram_release(glex_fabric_t *f, uint32_t unit, const glex_area_t *a);
  * on one bitmap word and given back by the receiver: no lock.  Acquire
  * returns the byte offset in node's unit RAM, or -1 when no run is free (the
  * sender then asks for credit). */
-#define GLEX_EAGER_MAX (32u * 1024u)
+#define GLEX_EAGER_MAX (64u * 1024u)
 #define GLEX_EAGER_PAGES 64u
 int64_t glex_eager_acquire(glex_fabric_t *f, uint32_t node, uint32_t unit, uint32_t bytes);
 void glex_eager_release(glex_fabric_t *f, uint32_t node, uint32_t unit, uint32_t ram_off,
