@@ -30,7 +30,8 @@ static const unsigned algo_mask[GLEX_COLL_KIND_COUNT] = {
                             1u << GLEX_ALGO_RECURSIVE_DOUBLING | 1u << GLEX_ALGO_RABENSEIFNER |
                             1u << GLEX_ALGO_DOUBLE_TREE | 1u << GLEX_ALGO_DIRECT |
                             1u << GLEX_ALGO_MULTICAST | 1u << GLEX_ALGO_TWO_LEVEL,
-    [GLEX_COLL_BARRIER] = 1u << GLEX_ALGO_AUTO | 1u << GLEX_ALGO_BINOMIAL | 1u << GLEX_ALGO_DIRECT |
+    [GLEX_COLL_BARRIER] = 1u << GLEX_ALGO_AUTO | 1u << GLEX_ALGO_BINOMIAL |
+                          1u << GLEX_ALGO_RECURSIVE_DOUBLING | 1u << GLEX_ALGO_DIRECT |
                           1u << GLEX_ALGO_TWO_LEVEL,
 };
 
@@ -184,7 +185,9 @@ glex_algo_t glex_algo_auto(const glex_group_t *g, const glex_coll_args_t *a)
         break;
     case GLEX_COLL_REDUCE: algo = LOOKUP(reduce_rows, ppc, n, bytes); break;
     case GLEX_COLL_ALLREDUCE: algo = LOOKUP(allreduce_rows, ppc, n, bytes); break;
-    default: return GLEX_ALGO_BINOMIAL;
+    /* barrier: an allreduce of nothing - log2(n) exchanges where the binomial
+     * reduce + bcast takes 2 log2(n) one-way steps */
+    default: return GLEX_ALGO_RECURSIVE_DOUBLING;
     }
     /* a choice that does not fit the call (too few elements) */
     if (!glex_algo_fits(g, a, algo))

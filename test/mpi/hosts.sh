@@ -36,7 +36,7 @@ for cfg in "4 2" "5 4" "8 2"; do
     set -- GLEX_SPLIT_HOSTS="$h" GLEX_ALLREDUCE_ALGO="$a"
     case $a in auto|two_level|binomial|rabenseifner|double_tree) set -- "$@" GLEX_REDUCE_ALGO="$a" ;; esac
     case $a in auto|two_level|binomial|double_tree) set -- "$@" GLEX_BCAST_ALGO="$a" ;; esac
-    case $a in auto|two_level|binomial) set -- "$@" GLEX_BARRIER_ALGO="$a" ;; esac
+    case $a in auto|two_level|binomial|recursive_doubling) set -- "$@" GLEX_BARRIER_ALGO="$a" ;; esac
     run coll_ops "$np" "$@" -- "$out/coll_ops" quick
   done
 done
@@ -55,7 +55,7 @@ fi
 # the NIC counts each flat algorithm implies are the same across hosts
 # (nic_counts.py knows the one-host auto choices: named here)
 flat="GLEX_ALLREDUCE_ALGO=recursive_doubling GLEX_REDUCE_ALGO=binomial GLEX_BCAST_ALGO=binomial
-  GLEX_BARRIER_ALGO=binomial"
+  GLEX_BARRIER_ALGO=recursive_doubling"
 # shellcheck disable=SC2086
 counts 4 offload GLEX_SPLIT_HOSTS=2 $flat
 # shellcheck disable=SC2086

@@ -31,7 +31,7 @@ valid() { # valid KIND ALGO: is ALGO a GLEX_<KIND>_ALGO value?
   case $1:$2 in
     *:auto|*:binomial|*:direct|*:host|*:mpich) return 0 ;;
     ALLREDUCE:recursive_doubling|ALLREDUCE:rabenseifner|ALLREDUCE:double_tree) return 0 ;;
-    REDUCE:rabenseifner|REDUCE:double_tree|BCAST:double_tree) return 0 ;;
+    REDUCE:rabenseifner|REDUCE:double_tree|BCAST:double_tree|BARRIER:recursive_doubling) return 0 ;;
     ALLREDUCE:multicast|BCAST:multicast) return 0 ;;
   esac
   return 1
