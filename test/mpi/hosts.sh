@@ -69,7 +69,10 @@ bg=$!
 job=$(job_started '\.h1')
 sent() { "$prefix/bin/glex-info" --job "$1" | awk '/^Fabric between hosts/ { f = 1; next } f && $1 == 2 { print $2 }'; }
 a="" b=""
-if [ -n "$job" ]; then sleep 0.5; a=$(sent "$job"); sleep 0.5; b=$(sent "$job"); fi
+if [ -n "$job" ]; then # node 2 shows once it has sent (start-up may take a few seconds)
+  for i in $(seq 100); do a=$(sent "$job"); [ -n "$a" ] && break; sleep 0.1; done
+  sleep 0.5; b=$(sent "$job")
+fi
 kill "$bg" 2>/dev/null; wait "$bg" 2>/dev/null
 "$prefix/bin/glex-info" --cleanup >/dev/null 2>&1
 if [ -n "$a" ] && [ -n "$b" ] && [ "$b" -gt "$a" ]; then
