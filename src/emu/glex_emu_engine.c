@@ -273,8 +273,12 @@ static int size_error(const glex_task_t *t, int receiving, uint64_t theirs, uint
 #define DIRECT_PULSE_MIN (256u * 1024u)
 #define DIRECT_PULSE_MAX (1024u * 1024u)
 /* below this a copy still goes through unit RAM: a memcpy into shared memory
- * costs less than a DMA by system call (measured: 64 B - 8 KiB 2-rank bcast) */
+ * (eager, up to 64 KiB) costs less than a DMA by system call and a credit */
 #define DIRECT_MIN_BYTES (64u * 1024u + 1u)
+/* in virtual time the modeled NIC keeps the pulsed protocol it was
+ * calibrated with: copies placed by DMA from 16 KiB, pulses from 16 KiB */
+#define VT_DIRECT_PULSE_MIN (16u * 1024u)
+#define VT_DIRECT_MIN_BYTES (16u * 1024u)
 
 /* waited this long for the first packet of a transfer: look for a size mismatch */
 #define MISMATCH_PROBE_NS 10000000ull
@@ -715,11 +719,12 @@ static int coll_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
     size_t es = glex_type_size((glex_type_t)d->type);
     /* a copy is placed by the sender's DMA in this host's buffer (the NIC
      * holds none of it); what the ALU combines passes through unit RAM */
-    int in_place = !d->reduce_flag && t->bytes >= DIRECT_MIN_BYTES;
+    int in_place = !d->reduce_flag &&
+                   t->bytes >= (f->p.vtime ? VT_DIRECT_MIN_BYTES : DIRECT_MIN_BYTES);
     if (!t->pulse && in_place) {
         uint64_t want = (t->bytes + f->p.pulses - 1) / f->p.pulses;
-        want = want < DIRECT_PULSE_MIN ? DIRECT_PULSE_MIN
-               : want > DIRECT_PULSE_MAX ? DIRECT_PULSE_MAX : want;
+        uint64_t least = f->p.vtime ? VT_DIRECT_PULSE_MIN : DIRECT_PULSE_MIN;
+        want = want < least ? least : want > DIRECT_PULSE_MAX ? DIRECT_PULSE_MAX : want;
         want = want / es * es;
         t->pulse = (uint32_t)(want ? want : es);
     } else if (!t->has_area && !in_place) {
