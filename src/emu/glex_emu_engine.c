@@ -528,13 +528,6 @@ static uint64_t vt_inplace(const glex_task_t *t, const glex_desc_t *d, uint64_t 
     return vt_when(t->sev, t->nsev, d->local_addr == d->recv_addr ? off + len : t->sbytes);
 }
 
-/* a READY taken whose data lies in the eager pages: give them back */
-static void eager_drop(glex_fabric_t *f, const glex_task_t *t, const glex_ctrl_t *c)
-{
-    if (!c->dst && glex_eager_area(f, c->ram_off))
-        glex_eager_release(f, f->node, t->unit, c->ram_off, c->len);
-}
-
 /* an inline receive has waited long: did a larger, pulsed send announce
  * itself, or an eager one send its data? */
 static int inline_recv_mismatch(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d)
@@ -549,7 +542,7 @@ static int inline_recv_mismatch(glex_fabric_t *f, glex_task_t *t, const glex_des
     if (got >= 0) {
         if (glex_ctrl_check(f, &a, got))
             return GLEX_EINVAL;
-        eager_drop(f, t, &a);
+        glex_eager_return(f, f->node, t->unit, &a);
         return size_error(t, 1, a.total, t->bytes);
     }
     k = glex_make_key(t->tag, d->recv_id, d->recv_vp, d->cp_count, myvp, GLEX_PKT_DATA,
@@ -619,6 +612,17 @@ static int coll_recv_many(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d
     return 1;
 }
 
+/* a receive of more than inline size: did a smaller sender send one inline
+ * packet instead?  Its size error, or 0 */
+static int inline_instead(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d)
+{
+    uint8_t buf[GLEX_INLINE_CAP];
+    glex_key_t k = glex_make_key(t->tag, d->recv_id, d->recv_vp, d->cp_count, t->vp->index,
+                                 GLEX_PKT_DATA, 0);
+    int small = take_cp(f, t, k, buf, NULL);
+    return small >= 0 ? size_error(t, 1, (uint64_t)small, t->bytes) : 0;
+}
+
 /* the receive of an eager-size message: 1 done or asked for credit
  * (t->r_credit), 0 waiting, < 0 an error */
 static int eager_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, glex_unit_shm_t *u)
@@ -634,7 +638,7 @@ static int eager_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gl
             if (glex_ctrl_check(f, &c, got))
                 return GLEX_EINVAL;
             if (c.dst || !glex_eager_area(f, c.ram_off) || c.off || c.len != c.total) {
-                eager_drop(f, t, &c);
+                glex_eager_return(f, f->node, t->unit, &c);
                 return glex_error(GLEX_EINVAL,
                                   "job %u: data %llu+%u at RAM %u (dst %#llx) arrived, expected "
                                   "0+%llu in the eager pages",
@@ -642,11 +646,11 @@ static int eager_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gl
                                   (unsigned long long)c.dst, (unsigned long long)t->bytes);
             }
             if (c.total != t->bytes) {
-                eager_drop(f, t, &c);
+                glex_eager_return(f, f->node, t->unit, &c);
                 return size_error(t, 1, c.total, t->bytes);
             }
             int rc = apply_recv(t, d, 0, glex_unit_ram(f, me, t->unit) + c.ram_off, t->bytes, 1);
-            eager_drop(f, t, &c);
+            glex_eager_return(f, f->node, t->unit, &c);
             if (rc)
                 return rc;
             count_recv(t, t->bytes);
@@ -668,11 +672,9 @@ static int eager_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gl
         return 0;
     /* waited long: a smaller sender's inline packet, or a larger one that
      * waits for credit (it announced its size: the credit tells it ours) */
-    uint8_t buf[GLEX_INLINE_CAP];
-    k = glex_make_key(t->tag, d->recv_id, d->recv_vp, d->cp_count, myvp, GLEX_PKT_DATA, 0);
-    got = take_cp(f, t, k, buf, NULL);
-    if (got >= 0)
-        return size_error(t, 1, (uint64_t)got, t->bytes);
+    int rc = inline_instead(f, t, d);
+    if (rc)
+        return rc;
     k = glex_make_key(t->tag, d->recv_id, d->recv_vp, d->cp_count, myvp, GLEX_PKT_DATA,
                       GLEX_FRAG_ANNOUNCE);
     if (glex_table_take(f, me, t->unit, k, &c, sizeof c) >= 0) {
@@ -797,20 +799,12 @@ static int coll_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
             return GLEX_EINVAL;
         if (got >= 0 && f->p.vtime)
             vt_took(f, t, d->recv_id, rvt, vt_inplace(t, d, c.off, c.len), t->r_frag == 0);
-        if (got >= 0 && !c.dst && glex_eager_area(f, c.ram_off)) {
-            eager_drop(f, t, &c); /* a smaller sender's eager data */
+        if (got >= 0 && glex_eager_return(f, me, t->unit, &c)) /* a smaller sender's eager data */
             return size_error(t, 1, c.total, t->bytes);
-        }
         if (got < 0) {
             park(t, u, 0);
-            if (t->r_frag == 0) { /* a smaller sender sent one inline packet? */
-                uint8_t buf[GLEX_INLINE_CAP];
-                k = glex_make_key(t->tag, d->recv_id, d->recv_vp, d->cp_count, myvp,
-                                  GLEX_PKT_DATA, 0);
-                int small = take_cp(f, t, k, buf, NULL);
-                if (small >= 0)
-                    return size_error(t, 1, (uint64_t)small, t->bytes);
-            }
+            if (t->r_frag == 0 && (rc = inline_instead(f, t, d)))
+                return rc;
             break;
         }
         if (c.total != t->bytes)

@@ -535,6 +535,9 @@ void glex_eager_release(glex_fabric_t *f, uint32_t node, uint32_t unit, uint32_t
                         uint32_t bytes);
 /* 1 when byte offset ram_off of a unit's RAM lies in its eager pages */
 int glex_eager_area(const glex_fabric_t *f, uint32_t ram_off);
+/* a READY taken from node's unit: if its data lies in the eager pages, give
+ * them back; 1 if it did */
+int glex_eager_return(glex_fabric_t *f, uint32_t node, uint32_t unit, const glex_ctrl_t *c);
 
 /* packet validation (glex_emu_desc.c): a CREDIT or READY control payload of
  * len bytes; 0 or GLEX_EINVAL naming the field (the message size it carries

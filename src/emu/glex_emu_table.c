@@ -92,8 +92,7 @@ static uint32_t drop_where(glex_fabric_t *f, uint32_t node, uint32_t unit,
             glex_ctrl_t c; /* a READY of eager data: its pages too */
             if ((e->key.lo >> 11 & 3u) == GLEX_PKT_READY && e->len == sizeof c) {
                 memcpy(&c, e + 1, sizeof c);
-                if (!c.dst && glex_eager_area(f, c.ram_off))
-                    glex_eager_release(f, node, unit, c.ram_off, c.len);
+                glex_eager_return(f, node, unit, &c);
             }
             release_slot(f, node, unit, e, b, home_bucket(e->key, nb));
             n++;
@@ -369,6 +368,14 @@ void glex_eager_release(glex_fabric_t *f, uint32_t node, uint32_t unit, uint32_t
 int glex_eager_area(const glex_fabric_t *f, uint32_t ram_off)
 {
     return f->hdr->eager_pages && ram_off / GLEX_PAGE >= f->hdr->eager_first_page;
+}
+
+int glex_eager_return(glex_fabric_t *f, uint32_t node, uint32_t unit, const glex_ctrl_t *c)
+{
+    if (c->dst || !glex_eager_area(f, c->ram_off))
+        return 0;
+    glex_eager_release(f, node, unit, c->ram_off, c->len);
+    return 1;
 }
 
 void glex_ram_release(glex_fabric_t *f, uint32_t unit, const glex_area_t *a)
