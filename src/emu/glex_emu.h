@@ -416,6 +416,14 @@ int glex_vtime_on(const glex_fabric_t *f);
 /* this host's virtual clock in ns, after adding the real time it spent
  * outside the library since its last call, times GLEX_VTIME_COMPUTE */
 double glex_vtime_host_ns(glex_fabric_t *f);
+/* the host waits for its NIC's collective (on 1, off 0): meanwhile a
+ * receive entry that arrives later in virtual time than the host's clock is
+ * held back (glex_vp_poll_rq answers 0), since the collective's completion,
+ * still running in real time, may come first in virtual time.  An entry the
+ * collective needs (a peer's message to be answered before it can join)
+ * passes after GLEX_VT_HOLD_MS of real time.  No-op without virtual time. */
+#define GLEX_VT_HOLD_MS 100
+void glex_vtime_hold_later(glex_fabric_t *f, int on);
 /* the host combines count elements of type in software (host-based mode) */
 void glex_vtime_host_reduce(glex_fabric_t *f, glex_type_t type, uint64_t count);
 /* this process's clocks (host and NIC units) back to 0: every rank at once,

@@ -345,6 +345,9 @@ struct glex_fabric {
     uint64_t vt_host;
     uint64_t vt_real_last, vt_waited; /* ns of CLOCK_MONOTONIC */
     double vt_scale;
+    /* glex_vtime_hold_later: on, and when it first held an entry back (ns) */
+    int vt_hold;
+    uint64_t vt_hold_since;
     /* across hosts (glex_emu_wire.c): NULL host_of = one host */
     uint32_t host, nhosts;
     uint32_t *host_of;
@@ -554,6 +557,8 @@ uint64_t glex_vt_host_now(glex_fabric_t *f);
 static inline void glex_vt_waited(glex_fabric_t *f, uint64_t ns) { f->vt_waited += ns; }
 /* a completion or receive entry written at virtual time vt is taken */
 void glex_vt_host_took(glex_fabric_t *f, uint64_t vt);
+/* may the host take a receive entry that arrived at vt now? (hold_later) */
+int glex_vt_host_may_take(glex_fabric_t *f, uint64_t vt);
 /* modeled latency of the route from node a to node b (ps), without the
  * sender's injection */
 uint64_t glex_vt_route_ps(const glex_fabric_t *f, uint32_t a, uint32_t b);

@@ -230,6 +230,8 @@ int glex_vp_poll_rq(glex_vp_t *vp, glex_rqe_t *e)
             end++;
         earliest_first(vp->rq, sizeof *vp->rq, offsetof(glex_rq_slot_t, e), sizeof(glex_rqe_t),
                        head, end, depth, offsetof(glex_rqe_t, vt));
+        if (!glex_vt_host_may_take(vp->f, slot->e.vt))
+            return 0; /* after the host's collective, maybe (glex_vtime_hold_later) */
     }
     /* the header and the bytes the message has, not the whole slot */
     memcpy(e, &slot->e, offsetof(glex_rqe_t, data) + slot->e.len);

@@ -230,6 +230,22 @@ void glex_vt_host_took(glex_fabric_t *f, uint64_t vt)
     f->vt_host = (vt > now ? vt : now) + glex_vt(f, GLEX_VT_HOST_POLL);
 }
 
+void glex_vtime_hold_later(glex_fabric_t *f, int on)
+{
+    f->vt_hold = f->p.vtime && on;
+    f->vt_hold_since = 0;
+}
+
+int glex_vt_host_may_take(glex_fabric_t *f, uint64_t vt)
+{
+    if (!f->vt_hold || vt <= f->vt_host)
+        return 1;
+    uint64_t now = glex_coarse_ns();
+    if (!f->vt_hold_since) /* the first held back: the window opens */
+        f->vt_hold_since = now;
+    return now - f->vt_hold_since >= GLEX_VT_HOLD_MS * 1000000ull;
+}
+
 double glex_vtime_host_ns(glex_fabric_t *f)
 {
     return f->p.vtime ? (double)glex_vt_host_now(f) / 1000.0 : 0.0;

@@ -2,7 +2,12 @@
  *   vtime times   every rank times a fixed mix of collectives with MPI_Wtime
  *                 and rank 0 prints each rank's modeled time of each, as
  *                 "name rank seconds" lines (results checked)
- *   vtime sleep   rank 0 prints how far MPI_Wtime moved over a 20 ms sleep */
+ *   vtime sleep   rank 0 prints how far MPI_Wtime moved over a 20 ms sleep
+ *   vtime race    200 times: a barrier, then all but rank 0 send it a
+ *                 message at once; rank 0 prints the sum of its modeled
+ *                 barrier times (a message that comes after the barrier in
+ *                 virtual time must not count in it, whichever the emulator
+ *                 ran first) */
 #define _POSIX_C_SOURCE 200809L
 #include <mpi.h>
 #include <stdio.h>
@@ -34,6 +39,25 @@ int main(int argc, char **argv)
         double dt = MPI_Wtime() - t0;
         if (rank == 0)
             printf("slept %.9f\n", dt);
+        MPI_Finalize();
+        return 0;
+    }
+    if (argc > 1 && !strcmp(argv[1], "race")) {
+        double own = 0;
+        for (int rep = 0; rep < 200; rep++) {
+            double t0 = MPI_Wtime();
+            MPI_Barrier(MPI_COMM_WORLD);
+            double dt = MPI_Wtime() - t0, x;
+            if (rank) {
+                MPI_Send(&dt, 1, MPI_DOUBLE, 0, rep, MPI_COMM_WORLD);
+                continue;
+            }
+            own += dt;
+            for (int r = 1; r < size; r++)
+                MPI_Recv(&x, 1, MPI_DOUBLE, r, rep, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        }
+        if (rank == 0)
+            printf("barrier %.9f\n", own);
         MPI_Finalize();
         return 0;
     }

@@ -2,7 +2,8 @@
 # test/mpi/vtime.sh - virtual time under MPI (doc/vtime.md): an mpicc program
 # times collectives with MPI_Wtime under GLEX_VTIME=1 at 4 ranks: two runs
 # print identical modeled times, every time positive, 64 KiB dearer than
-# 8 bytes; MPI_Wtime stands still over a sleep (GLEX_VTIME_COMPUTE=0) and
+# 8 bytes; so do rank 0's barriers in two runs where each is followed at
+# once by messages to it; MPI_Wtime stands still over a sleep (GLEX_VTIME_COMPUTE=0) and
 # moves with GLEX_VTIME_COMPUTE=1; without GLEX_VTIME it is real time;
 # GLEX_*_ALGO=direct with GLEX_VTIME=1 fails MPI_Init naming both (a singleton).
 set -u
@@ -32,6 +33,12 @@ small=$(awk '$1 == "allreduce-8B" && $2 == 0 { print $3 }' "$out/one")
 big=$(awk '$1 == "allreduce-64KiB" && $2 == 0 { print $3 }' "$out/one")
 awk -v s="$small" -v b="$big" 'BEGIN { exit !(b > s && s > 0) }'
 ok $? "a 64 KiB allreduce is modeled dearer than 8 bytes ($big s against $small s)"
+
+GLEX_VTIME=1 run "$out/vtime" race >"$out/race1" 2>"$out/err4"; rc1=$?
+GLEX_VTIME=1 run "$out/vtime" race >"$out/race2" 2>>"$out/err4"; rc2=$?
+[ $rc1 = 0 ] && [ $rc2 = 0 ] && [ -s "$out/race1" ] && cmp -s "$out/race1" "$out/race2"
+ok $? "GLEX_VTIME=1: 200 barriers, each followed at once by messages to rank 0: two runs give rank 0 identical times ($(cat "$out/race1") / $(cat "$out/race2"))"
+[ $rc1 = 0 ] && [ $rc2 = 0 ] || sed 's/^/# /' "$out/err4" | head -5
 
 slept=$(GLEX_VTIME=1 run "$out/vtime" sleep 2>/dev/null | awk '{ print $2 }')
 [ "$slept" = "0.000000000" ]
