@@ -96,14 +96,28 @@ int glex_wire_send(glex_fabric_t *f, uint32_t node, wmsg_t *h, const void *p, ui
             t0 = now;
             give_up = now + (atomic_load(&w->closing) ? 1000ull : f->p.timeout_ms) * 1000000ull;
         }
-        if (rc != -FI_EAGAIN || now > give_up) {
+        /* a peer that said it left while this waited: no point waiting on */
+        int left = atomic_load(&w->dead[node]) == 2;
+        if (rc != -FI_EAGAIN || now > give_up || left) {
             pthread_mutex_unlock(&w->order_mu);
             give_send(w, b);
-            glex_wire_mark_dead(f, node, rc == -FI_EAGAIN ? "it takes no message" : fi_strerror((int)-rc));
-            return rc == -FI_EAGAIN ? glex_error(GLEX_EDEAD, "node %u on host %u took no "
-                                                 "message for %.3f s", node, f->host_of[node],
-                                                 (now - t0) / 1e9)
-                                    : glex_wire_fail("fi_send", rc);
+            if (left)
+                return glex_error(GLEX_EDEAD, "node %u on host %u left the job", node,
+                                  f->host_of[node]);
+            if (rc != -FI_EAGAIN) {
+                glex_wire_mark_dead(f, node, fi_strerror((int)-rc));
+                return glex_wire_fail("fi_send", rc);
+            }
+            glex_wire_mark_dead(f, node, "it takes no message");
+            uint64_t heard = atomic_load_explicit(&w->heard_ns[node], memory_order_relaxed);
+            char last[64] = "nothing heard from it yet";
+            if (heard)
+                snprintf(last, sizeof last, "last heard from it %.3f s ago",
+                         now > heard ? (now - heard) / 1e9 : 0.0);
+            return glex_error(GLEX_EDEAD, "node %u on host %u took no message for %.3f s (%s; "
+                              "%d sends of this process in flight, %d messages held here)",
+                              node, f->host_of[node], (now - t0) / 1e9, last,
+                              (int)atomic_load(&w->sends_out), (int)atomic_load(&w->nheld));
         }
         if (!glex_wire_drain(f, 0))
             sched_yield();
@@ -158,6 +172,7 @@ static void apply(glex_fabric_t *f, const wmsg_t *m, size_t got)
     atomic_fetch_add_explicit(&me->wire_msgs_received, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&me->wire_bytes_received, got, memory_order_relaxed);
     atomic_store_explicit(&w->talked[m->src], 1, memory_order_relaxed);
+    atomic_store_explicit(&w->heard_ns[m->src], glex_coarse_ns(), memory_order_relaxed);
     if (m->seq != w->rx_next[m->src]) {
         held_t *e = glex_wire_keep(m);
         if (e) {
@@ -319,12 +334,13 @@ int glex_wire_start(glex_fabric_t *f, const struct glex_wire_rx *rx)
     w->pong_ns = calloc(f->nnodes, sizeof *w->pong_ns);
     w->dead = calloc(f->nnodes, sizeof *w->dead);
     w->talked = calloc(f->nnodes, sizeof *w->talked);
+    w->heard_ns = calloc(f->nnodes, sizeof *w->heard_ns);
     w->rx_next = calloc(f->nnodes, sizeof *w->rx_next);
     w->tx_seq = calloc(f->nnodes, sizeof *w->tx_seq);
     pthread_mutex_init(&w->order_mu, NULL);
     w->bufs = aligned_alloc(64, sizeof(wbuf_t) * (NRECV + NSEND));
     if (!w->ping_ns || !w->pong_ns || !w->dead || !w->bufs || !w->rx_next || !w->tx_seq ||
-        !w->talked)
+        !w->talked || !w->heard_ns)
         return glex_error(GLEX_ENOMEM, "out of memory for the fabric endpoint");
 
     struct fi_info *hints = fi_allocinfo();
@@ -444,6 +460,7 @@ void glex_wire_stop(glex_fabric_t *f)
     free((void *)w->pong_ns);
     free((void *)w->dead);
     free((void *)w->talked);
+    free((void *)w->heard_ns);
     pthread_mutex_destroy(&w->cq_mu);
     pthread_mutex_destroy(&w->send_mu);
     pthread_mutex_destroy(&w->svc_mu);

@@ -96,6 +96,7 @@ struct glex_wire {
     _Atomic uint64_t *ping_ns, *pong_ns; /* per node: probe sent, answer seen */
     _Atomic uint8_t *dead;               /* per node: the fabric reported it gone */
     _Atomic uint8_t *talked;             /* per node: a message went either way */
+    _Atomic uint64_t *heard_ns;          /* per node: when its last message came in */
     _Atomic uint64_t nheld; /* this process's own count of held (its loop's pace) */
 };
 
