@@ -209,6 +209,45 @@ static int huge(glex_tctx_t *c)
     return 0;
 }
 
+/* Copies of 1 MiB and more between processes of one host: the root's plain
+ * sends offer their buffer and the NIC of each of its children that is a
+ * leaf reads the second half itself (doc/nic-model.md).  Sizes on and off
+ * the 256 KiB pulse, every rank's data checked, the pulses read counted. */
+static int offered_half(glex_tctx_t *c)
+{
+    static const uint64_t bytes[] = { 1u << 20, (3u << 20) + 8, 4u << 20, (1u << 20) - 8 };
+    int id = glex_case(c, "bcast binomial 1-4 MiB: the root's children read the offered "
+                          "second half by DMA, every byte right");
+    uint64_t before = 0, after = 0;
+    uint32_t units = glex_fabric_params(c->f)->units;
+    for (uint32_t u = 0; u < units; u++) {
+        glex_unit_counters_t uc;
+        glex_unit_counters(c->f, (uint32_t)c->rank, u, &uc);
+        before += uc.dma_reads;
+    }
+    for (size_t i = 0; i < sizeof bytes / sizeof bytes[0]; i++) {
+        glex_coll_args_t a = { .kind = GLEX_COLL_BCAST, .algo = GLEX_ALGO_BINOMIAL,
+                               .type = GLEX_INT64, .count = bytes[i] / 8 };
+        const char *e = check_call(c, &a, 300 + i);
+        if (e)
+            glex_case_fail(c, id, "rank %d, %llu bytes: %s", c->rank,
+                           (unsigned long long)bytes[i], e);
+    }
+    for (uint32_t u = 0; u < units; u++) {
+        glex_unit_counters_t uc;
+        glex_unit_counters(c->f, (uint32_t)c->rank, u, &uc);
+        after += uc.dma_reads;
+    }
+    /* the root's leaf children (a power of two with no child of its own)
+     * read; an inner node's receive forwards in the same descriptor (no
+     * offer taken), the root receives nothing */
+    int leaf = c->rank && !(c->rank & (c->rank - 1)) && (c->rank == 1 || c->rank + 1 >= c->n);
+    if (leaf ? after == before : after != before)
+        glex_case_fail(c, id, "rank %d read %llu pulses itself, expected %s", c->rank,
+                       (unsigned long long)(after - before), leaf ? "some" : "none");
+    return 0;
+}
+
 /* The direct path's policy differs between ranks (rank 0 GLEX_STAGE_MAP=0,
  * the others 1): every rank's first direct call is refused with
  * GLEX_EMISMATCH naming the variables, none hangs; the engine algorithms
@@ -312,6 +351,8 @@ int main(int argc, char **argv)
     for (int i = 0; i < ns; i++)
         glex_run_group(sizes[i], NULL, around_buffer, NULL, 1200, "big");
     glex_run_group(3, NULL, huge, NULL, 1200, "huge");
+    glex_run_group(2, NULL, offered_half, NULL, 600, "offered half");
+    glex_run_group(5, NULL, offered_half, NULL, 600, "offered half");
     /* the direct path's threshold: default (auto), everything by RDMA, and
      * 16 KiB, at 2, 3 and 5 processes; its policy comes from the
      * environment every rank inherits (glex_coll_policy_from_env) */

@@ -11,7 +11,7 @@
 #define GLEX_MAGIC 0x58454c4721454d55ull /* "UME!GLEX" */
 #define GLEX_PAGE 1024u                  /* unit RAM allocation granule */
 #define GLEX_TABLE_RESERVE_PCT 10u       /* hash slots kept free for collisions */
-#define GLEX_CTRL_BYTES 32u              /* payload of credit/data-ready packets */
+#define GLEX_CTRL_BYTES 40u              /* payload of credit/data-ready packets */
 
 #define glex_error glex_set_error
 
@@ -79,6 +79,9 @@ typedef struct glex_ctrl {
     uint64_t total;   /* the message size as its sender (READY) or receiver (CREDIT) has it */
     uint64_t dst;     /* 0: the pulse goes to unit RAM at ram_off; else the receiving host's
                        * address where the sender's DMA places it (a copy, no ALU) */
+    uint64_t src;     /* READY placed by DMA: the sender's buffer (the whole message) when the
+                       * receiver's NIC may read the rest of it itself, else 0; CREDIT of no
+                       * bytes: the receiver read [off, total) from there (doc/nic-model.md) */
 } glex_ctrl_t;
 _Static_assert(sizeof(glex_ctrl_t) == GLEX_CTRL_BYTES, "control payload size");
 
@@ -113,6 +116,7 @@ typedef struct glex_unit_shm {
     _Atomic uint64_t ram_used; /* bytes of RAM lent (guaranteed, pool, eager), for high water */
     _Atomic uint64_t eager_bits; /* eager pages taken (bit i: eager_first_page + i) */
     _Atomic uint64_t eager_taken, eager_asked; /* eager messages, and those that found no room */
+    _Atomic uint64_t dma_reads; /* pulses of offered halves this NIC read itself */
 } glex_unit_shm_t;
 
 typedef struct glex_node_shm {

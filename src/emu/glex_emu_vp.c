@@ -289,6 +289,7 @@ int glex_unit_counters(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_unit
     c->stale_dropped = atomic_load(&u->stale_dropped);
     c->eager_taken = atomic_load(&u->eager_taken);
     c->eager_asked = atomic_load(&u->eager_asked);
+    c->dma_reads = atomic_load(&u->dma_reads);
     return GLEX_OK;
 }
 
