@@ -724,6 +724,25 @@ static int eager_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gl
     return 0;
 }
 
+/* the receive's next CREDIT (its number r_grant_frag) to the sender: 1
+ * sent, 0 no room there (parked), < 0 an error */
+static int grant_credit(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, glex_unit_shm_t *u,
+                        const void *c, uint32_t len, uint64_t vt)
+{
+    glex_key_t k = glex_make_key(t->tag, f->node, t->vp->index, d->cp_count, d->recv_vp,
+                                 GLEX_PKT_CREDIT, t->r_grant_frag);
+    int rc = send_pkt(f, d->recv_id, glex_job_unit(f, t->job), k, c, len, vt);
+    if (rc == GLEX_EAGAIN) {
+        park(t, u, 1);
+        return 0;
+    }
+    if (rc)
+        return rc;
+    glex_ring(f, d->recv_id);
+    t->r_grant_frag++;
+    return 1;
+}
+
 static int coll_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, glex_unit_shm_t *u)
 {
     if (d->branch > 1)
@@ -816,8 +835,7 @@ static int coll_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
                 c.ram_off = t->area.off + slot * t->pulse;
                 c.dst = 0;
             }
-            glex_key_t k = glex_make_key(t->tag, me, myvp, d->cp_count, d->recv_vp,
-                                         GLEX_PKT_CREDIT, t->r_grant_frag);
+            c.src = 0;
             /* credit j goes once pulse j - k is applied (and, in place, its
              * range sent) */
             uint64_t vt = 0;
@@ -827,16 +845,12 @@ static int coll_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
                                     ? t->rev[j - f->p.pulses].vt : t->vd;
                 vt = vt_inject(f, base, in_place ? vt_inplace(t, d, c.off, c.len) : 0, sizeof c);
             }
-            rc = send_pkt(f, d->recv_id, glex_job_unit(f, t->job), k, &c, sizeof c, vt);
-            if (rc == GLEX_EAGAIN) {
-                park(t, u, 1);
+            if ((rc = grant_credit(f, t, d, u, &c, sizeof c, vt)) <= 0) {
+                if (rc)
+                    return rc;
                 break;
             }
-            if (rc)
-                return rc;
-            glex_ring(f, d->recv_id);
             t->r_granted += c.len;
-            t->r_grant_frag++;
             work = 1;
         }
         /* read a pulse of the offered half, one per pass of this loop */
@@ -910,17 +924,8 @@ static int coll_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
     if (t->r_pull == 1 && !t->r_told && t->r_split + t->r_pulled == t->bytes &&
         t->r_granted == t->r_split) {
         glex_ctrl_t c = { .off = t->r_split, .total = t->bytes, .src = t->r_src };
-        glex_key_t k = glex_make_key(t->tag, me, myvp, d->cp_count, d->recv_vp, GLEX_PKT_CREDIT,
-                                     t->r_grant_frag);
-        rc = send_pkt(f, d->recv_id, glex_job_unit(f, t->job), k, &c, sizeof c, 0);
-        if (rc == GLEX_EAGAIN) {
-            park(t, u, 1);
-            return work;
-        }
-        if (rc)
-            return rc;
-        glex_ring(f, d->recv_id);
-        t->r_grant_frag++;
+        if ((rc = grant_credit(f, t, d, u, &c, sizeof c, 0)) <= 0)
+            return rc ? rc : work;
         t->r_told = work = 1;
     }
     if (t->r_pull == 1 ? t->r_told && t->r_done == t->r_split : t->r_done == t->bytes) {
@@ -1100,18 +1105,8 @@ static int mcast_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gl
             owed = mc_credits(f, frags);
         while (t->r_grant_frag < owed) {
             uint32_t upto = (t->r_grant_frag + 1) * half;
-            glex_key_t k = glex_make_key(t->tag, me, myvp, d->cp_count, d->recv_vp,
-                                         GLEX_PKT_CREDIT, t->r_grant_frag);
-            rc = send_pkt(f, d->recv_id, glex_job_unit(f, t->job), k, &upto,
-                                      sizeof upto, f->p.vtime ? t->vr : 0);
-            if (rc == GLEX_EAGAIN) {
-                park(t, u, 1);
-                return work;
-            }
-            if (rc)
-                return rc;
-            glex_ring(f, d->recv_id);
-            t->r_grant_frag++;
+            if ((rc = grant_credit(f, t, d, u, &upto, sizeof upto, f->p.vtime ? t->vr : 0)) <= 0)
+                return rc ? rc : work;
             work = 1;
         }
         if (t->r_frag == frags)
