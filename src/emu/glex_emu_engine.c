@@ -56,10 +56,11 @@ typedef struct glex_task {
     glex_ctrl_t s_credit;
     int s_asked, r_credit;            /* eager size: the send asked for credit / the receive
                                          grants credit (no eager data comes) */
-    /* a receive placed by DMA whose sender offers its buffer (READY.src):
-     * the sender's DMA writes [0, r_split), this NIC reads [r_split, bytes)
-     * (r_pull: 0 not known yet, 1 reading, 2 not: the sender writes all) */
-    int r_pull, r_told;
+    /* a receive placed by DMA: the sender writes [0, r_split); below bytes
+     * until its first READY says whether it offers its buffer (r_src), then
+     * this NIC reads [r_split, bytes) from there (r_pulled so far, r_told
+     * the sender so), else r_split becomes bytes */
+    int r_told;
     uint64_t r_split, r_src, r_pulled;
     uint32_t n_sent, n_recv, n_alu;   /* the task's data packets and ALU operations */
     uint32_t n_alu_elems;             /* elements those ALU operations combined */
@@ -226,7 +227,7 @@ static void reset_desc_state(glex_task_t *t)
     t->r_frag = t->r_grant_frag = t->s_frag = 0;
     t->s_have_credit = 0;
     t->s_asked = t->r_credit = 0;
-    t->r_pull = t->r_told = 0;
+    t->r_told = 0;
     t->r_split = t->r_src = t->r_pulled = 0;
     t->pulse = 0;
     t->mc_n = t->mc_frags = t->mc_injected = 0;
@@ -786,18 +787,20 @@ static int coll_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
         uint64_t want = (t->bytes + f->p.pulses - 1) / f->p.pulses;
         uint64_t least = f->p.vtime ? VT_DIRECT_PULSE_MIN : DIRECT_PULSE_MIN;
         want = want < least ? least : want > DIRECT_PULSE_MAX ? DIRECT_PULSE_MAX : want;
-        /* a half this NIC may read itself: the sender's pulses small, so
-         * that its first READY (the offer) comes early */
-        /* ... into a plain receive (a send in the same descriptor, a forward
-         * or an exchange, follows the pulses in order) */
+        /* a half this NIC may read itself, into a plain receive (a send in
+         * the same descriptor, a forward or an exchange, follows the pulses
+         * in order): the sender's pulses small, so that its first READY
+         * (the offer) comes early */
         int pull = !d->cp && pull_possible(f, t->bytes, d->recv_id) && t->bytes >= PULL_MIN_BYTES;
         if (pull)
             want = least;
         want = want / es * es;
         t->pulse = (uint32_t)(want ? want : es);
-        uint64_t half = (t->bytes / 2 + t->pulse - 1) / t->pulse * t->pulse;
-        t->r_split = pull && half < t->bytes ? half : t->bytes;
-        t->r_pull = t->r_split < t->bytes ? 0 : 2;
+        t->r_split = t->bytes;
+        if (pull) {
+            uint64_t half = (t->bytes / 2 + t->pulse - 1) / t->pulse * t->pulse;
+            t->r_split = half < t->bytes ? half : t->bytes;
+        }
     } else if (!t->has_area && !in_place) {
         glex_ram_acquire(f, t->unit, t->job, myvp, t->bytes, &t->area);
         t->has_area = 1;
@@ -809,15 +812,11 @@ static int coll_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
             p = want;
         p = p / es * es;
         t->pulse = (uint32_t)(p ? p : es);
+        t->r_split = t->bytes;
     }
-    if (!in_place)
-        t->r_split = t->bytes, t->r_pull = 2;
     for (;;) {
-        /* the sender's part: the first half while it may offer its buffer
-         * (its first READY says), all of it when it does not */
-        uint64_t front = t->r_pull == 2 ? t->bytes : t->r_split;
-        /* issue credits for up to k pulses in flight */
-        while (t->r_granted < front && t->r_grant_frag - t->r_frag < f->p.pulses) {
+        /* issue credits for up to k pulses in flight, of the sender's part */
+        while (t->r_granted < t->r_split && t->r_grant_frag - t->r_frag < f->p.pulses) {
             glex_ctrl_t c;
             uint32_t slot = t->r_grant_frag % f->p.pulses;
             c.off = t->r_granted;
@@ -855,7 +854,7 @@ static int coll_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
         }
         /* read a pulse of the offered half, one per pass of this loop */
         int pulled = 0;
-        if (t->r_pull == 1 && t->r_split + t->r_pulled < t->bytes) {
+        if (t->r_src && t->r_split + t->r_pulled < t->bytes) {
             uint64_t off = t->r_split + t->r_pulled;
             uint64_t n = t->bytes - off < t->pulse ? t->bytes - off : t->pulse;
             if ((rc = glex_rdma_read(f, d->recv_id, dst + off, t->r_src + off, n)))
@@ -867,7 +866,7 @@ static int coll_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
             pulled = work = 1;
         }
         /* consume the next pulse, strictly in order */
-        if (t->r_done >= front) {
+        if (t->r_done >= t->r_split) {
             if (pulled)
                 continue;
             break;
@@ -896,8 +895,9 @@ static int coll_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
         }
         if (c.total != t->bytes)
             return size_error(t, 1, c.total, t->bytes);
-        if (t->r_pull == 0) /* the first READY: does the sender offer its buffer? */
-            t->r_pull = c.src ? 1 : 2, t->r_src = c.src;
+        /* the first READY of a receive that may read half: an offer? */
+        if (t->r_frag == 0 && t->r_split < t->bytes && !(t->r_src = c.src))
+            t->r_split = t->bytes;
         if (c.off != t->r_done || c.len != len)
             return glex_error(GLEX_EINVAL, "job %u: pulse %llu+%u arrived, expected %llu+%llu",
                               t->job, (unsigned long long)c.off, c.len,
@@ -921,14 +921,14 @@ static int coll_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
     }
     /* all read: the sender's send ends with a credit of no bytes saying so
      * (after the credits of its own half: it takes them in order) */
-    if (t->r_pull == 1 && !t->r_told && t->r_split + t->r_pulled == t->bytes &&
+    if (t->r_src && !t->r_told && t->r_split + t->r_pulled == t->bytes &&
         t->r_granted == t->r_split) {
         glex_ctrl_t c = { .off = t->r_split, .total = t->bytes, .src = t->r_src };
         if ((rc = grant_credit(f, t, d, u, &c, sizeof c, 0)) <= 0)
             return rc ? rc : work;
         t->r_told = work = 1;
     }
-    if (t->r_pull == 1 ? t->r_told && t->r_done == t->r_split : t->r_done == t->bytes) {
+    if (t->r_done == t->r_split && (!t->r_src || t->r_told)) {
         t->recv_done = 1;
         if (t->has_area)
             glex_ram_release(f, t->unit, &t->area);

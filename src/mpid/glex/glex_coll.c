@@ -213,12 +213,12 @@ static int run(MPIR_Comm * comm, const glex_coll_args_t * a, MPIR_Errflag_t * er
         glex_host_wait_end(f);
     if (rc)
         return coll_error(rc, a->kind, errflag);
-    /* no time limit; a direct-path call needs no engine progress (the engine
-     * thread goes on serving point-to-point meanwhile) */
     /* virtual time: a peer's message that arrives later than this call ends
      * waits for its end (then the modeled times do not depend on which came
      * first in real time) */
     glex_vtime_hold_later(f, 1);
+    /* no time limit; a direct-path call needs no engine progress (the engine
+     * thread goes on serving point-to-point meanwhile) */
     glex_wait_until_flags(f, blocking_done, &w, -1, direct ? GLEX_WAIT_NO_ENGINE : 0);
     glex_vtime_hold_later(f, 0);
     if (!w.done)   /* a point-to-point error interrupted the wait: finish the call */
