@@ -421,8 +421,8 @@ static int rank_mismatch(glex_tctx_t *c)
     } cases[] = {
         { 40, 20, GLEX_OK, GLEX_ETRUNC },            /* inline (48 bytes), larger sender */
         { 20, 40, GLEX_OK, GLEX_ESIZE },             /* inline, smaller sender */
-        { 100000, 50000, GLEX_ESIZE, GLEX_ETRUNC },  /* pulsed, larger sender */
-        { 50000, 100000, GLEX_ESIZE, GLEX_ESIZE },   /* pulsed, smaller sender */
+        { 100000, 70000, GLEX_ESIZE, GLEX_ETRUNC },  /* pulsed (above 64 KiB), larger sender */
+        { 70000, 100000, GLEX_ESIZE, GLEX_ESIZE },   /* pulsed, smaller sender */
         { 8, 100000, GLEX_OK, GLEX_ESIZE },          /* inline sender, pulsed receiver */
         { 100000, 8, GLEX_ESIZE, GLEX_ETRUNC },      /* pulsed sender, inline receiver */
         { 4000, 2000, GLEX_OK, GLEX_ETRUNC },        /* eager (no credit awaited), larger sender */
