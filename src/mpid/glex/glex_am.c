@@ -60,8 +60,10 @@ typedef struct {
 #define FRAG_MAX 2048
 #define FRAG_DESCS 16   /* at most this many descriptors a message */
 /* data up to this size goes in fragments even where a ring could take it:
- * two or three packets cost no more than a put, an MP and a CQE */
-#define RING_MIN 512
+ * two packets cost no more than a put, an MP and a CQE; three cost more
+ * (2 ranks, 512 B: latency 1.37 against 1.15 us, bandwidth 443 against 750
+ * MB/s; 256 B: 1.0 against 1.2 us, 308 against 242 MB/s) */
+#define RING_MIN 256
 
 /* a FRAG message being reassembled: one per source node at most */
 typedef struct {
