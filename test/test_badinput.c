@@ -112,10 +112,52 @@ static int run(glex_tctx_t *c)
             GLEX_EINVAL || !strstr(glex_last_error(), "1..1000000"))
         glex_case_fail(c, id, "%s", glex_last_error());
     unsetenv("GLEX_COLL_PLAN_CACHE");
+    /* the group keeps each kind's last call (algorithm and plan): a call
+     * that differs in any argument must not get it, and one whose plan the
+     * cache evicted (1 plan, other kinds between) must not reuse it */
+    id = glex_case(c, "calls alternating in op, count, in-place and root get their own plans");
+    setenv("GLEX_COLL_PLAN_CACHE", "1", 1);
+    if (glex_group_create(c->vp, 79, (uint32_t)c->n, (uint32_t)c->rank, nodes, vps, &small))
+        glex_case_fail(c, id, "%s", glex_last_error()), small = NULL;
+    unsetenv("GLEX_COLL_PLAN_CACHE");
+    int extra = 0;
+    for (int round = 0; round < 3 && small; round++) {
+        glex_coll_args_t sum = ok, max = ok, inpl = ok, bc = ok;
+        max.op = GLEX_OP_MAX;
+        inpl.count = 7;
+        inpl.sendbuf = GLEX_IN_PLACE;
+        bc.kind = GLEX_COLL_BCAST;
+        bc.root = (uint32_t)(round % c->n);
+        bc.count = 5;
+        bc.sendbuf = bc.recvbuf = out;
+        for (int k = 0; k < 2; k++) { /* each twice: the second call is the kept one */
+            for (int i = 0; i < 16; i++)
+                buf[i] = c->rank + i, out[i] = -1;
+            int rc = glex_coll_run(small, &sum);
+            if (rc || out[15] != c->n * (c->n - 1) / 2.0 + c->n * 15)
+                glex_case_fail(c, id, "round %d sum: rc %d, %g", round, rc, out[15]);
+            rc = glex_coll_run(small, &max);
+            if (rc || out[15] != c->n - 1 + 15)
+                glex_case_fail(c, id, "round %d max: rc %d, %g", round, rc, out[15]);
+            for (int i = 0; i < 16; i++)
+                out[i] = c->rank + i;
+            rc = glex_coll_run(small, &inpl);
+            if (rc || out[6] != c->n * (c->n - 1) / 2.0 + c->n * 6 || out[7] != c->rank + 7)
+                glex_case_fail(c, id, "round %d in place: rc %d, %g %g", round, rc, out[6], out[7]);
+            for (int i = 0; i < 16; i++)
+                out[i] = c->rank == (int)bc.root ? 100 + i : -1;
+            rc = glex_coll_run(small, &bc);
+            if (rc || out[4] != 104 || out[5] != (c->rank == (int)bc.root ? 105 : -1))
+                glex_case_fail(c, id, "round %d bcast from %u: rc %d, %g %g", round, bc.root, rc,
+                               out[4], out[5]);
+            extra += 4;
+        }
+    }
+    glex_group_free(small);
     id = glex_case(c, "no task failed and nothing was left posted");
     glex_vp_counters_t vc;
     glex_vp_counters(c->f, (uint32_t)c->rank, 0, &vc);
-    if (vc.tasks_failed || vc.tasks_completed != 16)
+    if (vc.tasks_failed || vc.tasks_completed != 16u + (unsigned)extra)
         glex_case_fail(c, id, "completed %llu failed %llu", (unsigned long long)vc.tasks_completed,
                        (unsigned long long)vc.tasks_failed);
     return 0;

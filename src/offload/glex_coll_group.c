@@ -217,12 +217,17 @@ static int compile(glex_group_t *g, const glex_coll_args_t *a, glex_plan_t *p)
     return GLEX_OK;
 }
 
+/* a word at a time (the signature is whole words, zeroed padding): this
+ * runs on every call */
 static uint64_t sig_hash(const glex_plan_sig_t *s)
 {
-    const unsigned char *b = (const unsigned char *)s;
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < sizeof *s; i++)
-        h = (h ^ b[i]) * 1099511628211ull;
+    _Static_assert(sizeof *s % sizeof(uint64_t) == 0, "plan signature is whole words");
+    uint64_t w[sizeof *s / sizeof(uint64_t)], h = 0x9e3779b97f4a7c15ull;
+    memcpy(w, s, sizeof w);
+    for (size_t i = 0; i < sizeof w / sizeof w[0]; i++) {
+        h = (h ^ w[i]) * 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+    }
     return h;
 }
 
@@ -238,6 +243,9 @@ static void evict_one(glex_group_t *g)
         return;
     glex_plan_t *p = *victim;
     *victim = p->next;
+    for (int k = 0; k < GLEX_COLL_KIND_COUNT; k++)
+        if (g->memo[k].plan == p)
+            g->memo[k].plan = NULL;
     plan_free(p);
     g->nplans--;
 }

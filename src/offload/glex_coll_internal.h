@@ -36,6 +36,16 @@ typedef struct glex_plan {
 
 typedef struct glex_direct glex_direct_t;
 
+/* a group's last call of one kind: a call with the same arguments (a loop)
+ * reuses its algorithm and plan (not referenced: eviction clears it) */
+typedef struct glex_call_memo {
+    glex_plan_t *plan; /* NULL: nothing kept */
+    glex_algo_t algo, asked;
+    int host, blocking, type, op;
+    uint32_t root, bufs;
+    uint64_t count;
+} glex_call_memo_t;
+
 struct glex_group {
     glex_vp_t *vp;
     glex_fabric_t *f;
@@ -47,6 +57,7 @@ struct glex_group {
     glex_plan_t *buckets[GLEX_PLAN_BUCKETS];
     uint32_t nplans, max_plans; /* GLEX_COLL_PLAN_CACHE */
     uint64_t use_clock;
+    glex_call_memo_t memo[GLEX_COLL_KIND_COUNT];
     glex_coll_policy_t pol; /* thresholds (glex_coll_select.c) */
     int lease;            /* JobID of the group's blocking calls, or -1: one per call */
     uint32_t lease_calls; /* calls under it: each its own key generation ... */

@@ -358,26 +358,68 @@ static int start_direct(glex_group_t *g, const glex_coll_args_t *a, glex_algo_t 
     return GLEX_OK;
 }
 
+/* what of a call's buffers the checks and the plan depend on */
+static uint32_t buf_flags(const glex_coll_args_t *a)
+{
+    return (uint32_t)(!a->sendbuf) | (uint32_t)!a->recvbuf << 1 |
+           (uint32_t)(a->sendbuf == GLEX_IN_PLACE) << 2 | (uint32_t)(a->sendbuf == a->recvbuf) << 3;
+}
+
+/* the plan of the group's last call of this kind when this call's
+ * arguments are the same (the checks passed then, the choice is the same),
+ * referenced; else NULL */
+static glex_plan_t *memo_hit(glex_group_t *g, const glex_coll_args_t *a, glex_algo_t *algo)
+{
+    if (!g || !a || (unsigned)a->kind >= GLEX_COLL_KIND_COUNT)
+        return NULL;
+    const glex_call_memo_t *m = &g->memo[a->kind];
+    if (!m->plan || m->asked != a->algo || m->host != a->host_mode ||
+        m->blocking != a->blocking || m->count != a->count || m->type != (int)a->type ||
+        m->op != (int)a->op || m->root != a->root || m->bufs != buf_flags(a))
+        return NULL;
+    glex_plan_t *p = m->plan;
+    p->last_use = ++g->use_clock;
+    p->refs++;
+    *algo = m->algo;
+    return p;
+}
+
+static void memo_keep(glex_group_t *g, const glex_coll_args_t *a, glex_algo_t algo, glex_plan_t *p)
+{
+    g->memo[a->kind] = (glex_call_memo_t){ .plan = p, .algo = algo, .asked = a->algo,
+                                           .host = a->host_mode, .blocking = a->blocking,
+                                           .type = (int)a->type, .op = (int)a->op,
+                                           .root = a->root, .bufs = buf_flags(a),
+                                           .count = a->count };
+}
+
 int glex_coll_start(glex_group_t *g, const glex_coll_args_t *a, glex_req_t **out)
 {
     glex_algo_t algo;
     int rc;
     *out = NULL;
-    if ((rc = glex_coll_resolve(g, a, &algo)))
-        return rc;
-    if (algo == GLEX_ALGO_DIRECT && (rc = start_direct(g, a, &algo, out)) <= 0)
-        return rc;
-    if (algo == GLEX_ALGO_MULTICAST) {
-        if ((rc = mcast_setup(g)) < 0)
+    glex_plan_t *p = memo_hit(g, a, &algo);
+    if (!p) {
+        if ((rc = glex_coll_resolve(g, a, &algo)))
             return rc;
-        if (rc == 0) /* the group has no tree: what 'auto' picks */
-            algo = glex_algo_auto(g, a);
-        else
-            glex_mcast_touch(g);
+        /* the direct path and multicast decide per call (set-up, the tree's
+         * refresh): never kept */
+        int keep = algo != GLEX_ALGO_DIRECT && algo != GLEX_ALGO_MULTICAST;
+        if (algo == GLEX_ALGO_DIRECT && (rc = start_direct(g, a, &algo, out)) <= 0)
+            return rc;
+        if (algo == GLEX_ALGO_MULTICAST) {
+            if ((rc = mcast_setup(g)) < 0)
+                return rc;
+            if (rc == 0) /* the group has no tree: what 'auto' picks */
+                algo = glex_algo_auto(g, a);
+            else
+                glex_mcast_touch(g);
+        }
+        if (!(p = glex_plan_get(g, a, algo, &rc)))
+            return rc;
+        if (keep)
+            memo_keep(g, a, algo, p);
     }
-    glex_plan_t *p = glex_plan_get(g, a, algo, &rc);
-    if (!p)
-        return rc;
     glex_req_t *r = g->spare ? g->spare : malloc(sizeof *r); /* no allocation per call */
     g->spare = NULL;
     if (!r) {
