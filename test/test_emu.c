@@ -305,9 +305,9 @@ static void test_descriptor_checks(void)
     memset(&mp, 0, sizeof mp);
     mp.kind = GLEX_DESC_MP;
     mp.ch = mp.ct = 1;
-    mp.inline_len = 49;
-    tap_ok(glex_vp_post(vp, &mp, 1) == GLEX_EINVAL && strstr(glex_last_error(), "inline_len=49") &&
-               strstr(glex_last_error(), "0..48"),
+    mp.inline_len = GLEX_INLINE_CAP + 1;
+    tap_ok(glex_vp_post(vp, &mp, 1) == GLEX_EINVAL && strstr(glex_last_error(), "inline_len=257") &&
+               strstr(glex_last_error(), "0..256"),
            "MP payload above the inline limit rejected: %s", glex_last_error());
     mp.kind = GLEX_DESC_RDMA;
     mp.inline_len = 0;
