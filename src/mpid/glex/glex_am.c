@@ -50,6 +50,9 @@ typedef struct {
 } wire_t;
 
 #define WIRE_SZ ((MPI_Aint) sizeof(wire_t))
+/* an MP descriptor's payload (its data field, whatever GLEX_INLINE_MAX says:
+ * that sizes the collectives' packets) */
+#define MP_INLINE ((MPI_Aint) GLEX_INLINE_CAP)
 
 /* messages every receive call handles at most (keeps progress calls short) */
 #define RQ_BATCH 64
@@ -161,7 +164,6 @@ static int send_frags(const glex_desc_t * first, wire_t * w, MPI_Aint am_hdr_sz,
                       MPI_Aint data_sz)
 {
     int mpi_errno = MPI_SUCCESS;
-    MPI_Aint inline_max = MPIDI_GLEX_global.inline_max;
     glex_desc_t d[FRAG_DESCS];
     const void *src;
     void *pack;
@@ -170,13 +172,13 @@ static int send_frags(const glex_desc_t * first, wire_t * w, MPI_Aint am_hdr_sz,
     w->kind = WIRE_FRAG;
     memcpy(&d[0], first, sizeof d[0]);
     memcpy(d[0].data, w, WIRE_SZ);
-    MPI_Aint off = MPL_MIN(data_sz, inline_max - WIRE_SZ - am_hdr_sz);
+    MPI_Aint off = MPL_MIN(data_sz, MP_INLINE - WIRE_SZ - am_hdr_sz);
     memcpy(d[0].data + WIRE_SZ + am_hdr_sz, src, off);
     d[0].inline_len = (uint16_t) (WIRE_SZ + am_hdr_sz + off);
     size_t n = 1;
     while (off < data_sz) {
         MPIR_Assert(n < FRAG_DESCS);
-        MPI_Aint len = MPL_MIN(data_sz - off, inline_max - 1);
+        MPI_Aint len = MPL_MIN(data_sz - off, MP_INLINE - 1);
         mp_init(&d[n], first->dest_id);
         d[n].data[0] = WIRE_CONT;
         memcpy(d[n].data + 1, (const uint8_t *) src + off, len);
@@ -239,15 +241,14 @@ static int send_msg(uint32_t node, int handler_id, const void *am_hdr, MPI_Aint 
                     int dst_vci, MPIR_Request * sreq)
 {
     int mpi_errno = MPI_SUCCESS;
-    MPI_Aint inline_max = MPIDI_GLEX_global.inline_max;
     int contig = 1;
     MPI_Aint data_sz = 0, true_lb = 0;
     if (sreq)   /* header-only messages have no request and no datatype */
         MPIDI_Datatype_check_contig_size_lb(datatype, count, contig, data_sz, true_lb);
-    if (am_hdr_sz + WIRE_SZ > inline_max) {
+    if (am_hdr_sz + WIRE_SZ > MP_INLINE) {
         char msg[160];
         snprintf(msg, sizeof msg, "ch4:glex: active-message header of %ld bytes; allowed 0..%ld",
-                 (long) am_hdr_sz, (long) (inline_max - WIRE_SZ));
+                 (long) am_hdr_sz, (long) (MP_INLINE - WIRE_SZ));
         MPIR_ERR_SETANDJUMP1(mpi_errno, MPI_ERR_OTHER, "**fail", "**fail %s", msg);
     }
 
@@ -260,7 +261,7 @@ static int send_msg(uint32_t node, int handler_id, const void *am_hdr, MPI_Aint 
     if (am_hdr_sz)
         memcpy(d.data + WIRE_SZ, am_hdr, am_hdr_sz);
 
-    if (WIRE_SZ + am_hdr_sz + data_sz <= inline_max) {
+    if (WIRE_SZ + am_hdr_sz + data_sz <= MP_INLINE) {
         w.kind = WIRE_EAGER;
         uint8_t *p = d.data + WIRE_SZ + am_hdr_sz;
         if (data_sz && contig) {
@@ -356,7 +357,7 @@ MPIDIG_recv_data_copy_cb MPIDI_GLEX_am_get_data_copy_cb(uint32_t attr)
 
 MPI_Aint MPIDI_GLEX_am_hdr_max_sz(void)
 {
-    return (MPI_Aint) MPIDI_GLEX_global.inline_max - WIRE_SZ;
+    return MP_INLINE - WIRE_SZ;
 }
 
 MPI_Aint MPIDI_GLEX_am_eager_limit(void)
@@ -366,7 +367,7 @@ MPI_Aint MPIDI_GLEX_am_eager_limit(void)
 
 MPI_Aint MPIDI_GLEX_am_eager_buf_limit(void)
 {
-    return (MPI_Aint) MPIDI_GLEX_global.inline_max;
+    return MP_INLINE;
 }
 
 bool MPIDI_GLEX_am_check_eager(MPI_Aint am_hdr_sz, MPI_Aint data_sz, const void *data,

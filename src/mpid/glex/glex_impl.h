@@ -28,7 +28,6 @@ typedef struct {
     glex_fabric_t *fabric;
     glex_vp_t *am_vp;
     glex_vp_t *coll_vp;
-    uint32_t inline_max;               /* MP payload bytes */
     int verbose;                       /* GLEX_VERBOSE */
     MPI_Aint rdma_eager;               /* GLEX_RDMA_EAGER (0: rings off) */
     MPIDI_GLEX_choice_t choice[GLEX_COLL_KIND_COUNT];

@@ -251,10 +251,6 @@ int MPIDI_GLEX_init_world(void)
             MPIR_ERR_SET1(mpi_errno, MPI_ERR_OTHER, "**fail", "**fail %s", msg);
             return mpi_errno;
         }
-    /* active messages carry MPICH's headers inline in MP descriptors, whose
-     * payload is always up to GLEX_INLINE_CAP (GLEX_INLINE_MAX sizes the
-     * collectives' packets and the hash buffer's slots) */
-    MPIDI_GLEX_global.inline_max = GLEX_INLINE_CAP;
 
     /* the job's fabric is named after the PMI job: same on every rank */
     char job[65];
