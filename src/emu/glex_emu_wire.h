@@ -84,8 +84,10 @@ struct glex_wire {
     uint32_t *rx_next;                   /* under cq_mu: per sender, the next seq */
     pthread_mutex_t order_mu;            /* a seq and its fi_send, together */
     uint32_t *tx_seq;                    /* under order_mu: per receiver */
-    pthread_mutex_t svc_mu;              /* requests for the progress thread */
+    pthread_mutex_t svc_mu;              /* requests to answer (rx->services) */
     held_t *svc, *svc_tail;
+    int serve_after;                     /* under cq_mu: the thread draining answers
+                                          * them itself next (no wake-up) */
     _Atomic int gets[NGETS];             /* 0 free, 1 in flight, 2 done, -1 failed */
     pthread_mutex_t job_mu;
     pthread_cond_t job_cv;
@@ -103,8 +105,8 @@ struct glex_wire {
 
 /* the receive side (glex_emu_wire_rx.c), called by the transport: apply
  * one message in its turn (under the CQ's lock), retry what waits for room
- * (under it too; 1 if any went in), answer requests (the progress thread,
- * outside it) */
+ * (under it too; 1 if any went in), answer requests (outside it: the
+ * thread that read them, or the progress thread) */
 typedef struct glex_wire_rx {
     void (*apply)(glex_fabric_t *f, const wmsg_t *m);
     int (*retry)(glex_fabric_t *f);
@@ -117,6 +119,9 @@ int glex_wire_fail(const char *what, ssize_t rc);
 int glex_wire_send(glex_fabric_t *f, uint32_t node, wmsg_t *h, const void *p, uint32_t len);
 /* read and apply completions; block: wait for the CQ's lock.  How many */
 int glex_wire_drain(glex_fabric_t *f, int block);
+/* the same, then answer the requests that came (GET, JOB, PING) on this
+ * thread */
+int glex_wire_drain_serve(glex_fabric_t *f, int block);
 void glex_wire_mark_dead(glex_fabric_t *f, uint32_t node, const char *why);
 /* a copy of message m with its payload, to keep in a list (NULL, said on
  * stderr, when out of memory); append e to the list head..tail */

@@ -64,6 +64,8 @@ static void service(struct glex_wire *w, const wmsg_t *m)
     pthread_mutex_lock(&w->svc_mu);
     glex_wire_append(&w->svc, &w->svc_tail, e);
     pthread_mutex_unlock(&w->svc_mu);
+    if (w->serve_after) /* the thread applying it answers it next */
+        return;
     uint64_t one = 1;
     if (write(w->evfd, &one, sizeof one) < 0) { /* the thread polls anyway */
     }
@@ -131,7 +133,7 @@ static void rx_apply(glex_fabric_t *f, const wmsg_t *m)
     case W_GET:
     case W_JOB:
     case W_PING:
-        service(w, m); /* answered by the progress thread, outside cq_mu */
+        service(w, m); /* answered outside cq_mu */
         break;
     default:
         fprintf(stderr, "glex: node %u: fabric message of unknown type %u from node %u\n",
@@ -171,8 +173,9 @@ static int rx_retry(glex_fabric_t *f)
     return any;
 }
 
-/* requests answered by the progress thread: GET (the data back, then GOT),
- * JOB (node 0 agrees on a JobID), PING */
+/* requests answered by the thread that read them (glex_wire_drain_serve),
+ * else by the progress thread: GET (the data back, then GOT), JOB (node 0
+ * agrees on a JobID), PING */
 static void rx_services(glex_fabric_t *f)
 {
     struct glex_wire *w = f->wire;
