@@ -382,6 +382,9 @@ void glex_wire_stop(glex_fabric_t *f);
 /* a host that drives progress takes what arrived itself (no wake-up of the
  * progress thread on its way); > 0 when it applied something */
 int glex_wire_poll(glex_fabric_t *f);
+/* a thread that reads the fabric in glex_progress goes to sleep: the
+ * progress thread watches it again (no-op on one host) */
+void glex_wire_unwatched(glex_fabric_t *f);
 /* a packet into node's hash buffer of unit; cp: count it on the (job, dvp)
  * CP counter there (an inline data packet) */
 int glex_wire_insert(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_key_t key,

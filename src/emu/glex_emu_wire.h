@@ -7,6 +7,7 @@
 #include "glex_emu_internal.h"
 
 #include <poll.h>
+#include <time.h>
 #include <pthread.h>
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
