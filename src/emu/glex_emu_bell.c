@@ -47,11 +47,8 @@ uint32_t glex_host_token(const glex_fabric_t *f)
 void glex_host_sleep(glex_fabric_t *f, uint32_t token, int timeout_ms)
 {
     glex_node_shm_t *n = glex_node_shm(f, f->node);
-    if (atomic_load(&n->hostbell) != token)
-        return;
-    if (f->wire) /* nobody reads the fabric in glex_progress meanwhile */
-        glex_wire_unwatched(f);
-    glex_futex_wait(&n->hostbell, token, timeout_ms, true);
+    if (atomic_load(&n->hostbell) == token)
+        glex_futex_wait(&n->hostbell, token, timeout_ms, true);
 }
 
 uint32_t glex_wait_token(const glex_fabric_t *f)
@@ -63,11 +60,8 @@ int glex_wait(glex_fabric_t *f, uint32_t token, int timeout_ms)
 {
     glex_node_shm_t *n = glex_node_shm(f, f->node);
     atomic_fetch_add(&n->sleepers, 1);
-    if (atomic_load(&n->doorbell) == token) {
-        if (f->wire)
-            glex_wire_unwatched(f);
+    if (atomic_load(&n->doorbell) == token)
         glex_futex_wait(&n->doorbell, token, timeout_ms, true);
-    }
     atomic_fetch_sub(&n->sleepers, 1);
     return GLEX_OK;
 }

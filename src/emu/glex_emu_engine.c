@@ -1711,6 +1711,7 @@ static void *engine_main(void *arg)
             if (work)
                 continue;
             if (busy) {
+                glex_wire_unwatched(f); /* it read the fabric in glex_progress */
                 glex_wait(f, token, 20);
                 continue;
             }

@@ -69,8 +69,10 @@ int glex_wait_until_flags(glex_fabric_t *f, int (*done)(void *), void *arg, int 
         atomic_fetch_add(&n->host_sleepers, 1);
         atomic_thread_fence(memory_order_seq_cst);
         int ready = done(arg);
-        if (!ready)
+        if (!ready) {
+            glex_wire_unwatched(f); /* nobody reads the fabric in glex_progress meanwhile */
             glex_host_sleep(f, token, left_ms > 20 ? 20 : (int)left_ms);
+        }
         atomic_fetch_sub(&n->host_sleepers, 1);
         if (ready)
             break;
