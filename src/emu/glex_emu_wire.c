@@ -320,8 +320,13 @@ void glex_wire_unwatched(glex_fabric_t *f)
     struct glex_wire *w = f->wire;
     if (!w || glex_procs_per_cpu(f) > 1 || !atomic_exchange(&w->polled_ns, 0))
         return;
+    glex_wire_wake_thread(w); /* else it looks again within HOST_POLLS_NS */
+}
+
+void glex_wire_wake_thread(struct glex_wire *w)
+{
     uint64_t one = 1;
-    if (write(w->evfd, &one, sizeof one) < 0) { /* it looks again within HOST_POLLS_NS */
+    if (write(w->evfd, &one, sizeof one) < 0) { /* it polls on a timeout anyway */
     }
 }
 
@@ -476,9 +481,7 @@ void glex_wire_stop(glex_fabric_t *f)
             sched_yield();
     atomic_store(&w->stop, 1);
     if (w->have_thread) {
-        uint64_t one = 1;
-        if (write(w->evfd, &one, sizeof one) < 0) {
-        }
+        glex_wire_wake_thread(w);
         pthread_join(w->th, NULL);
     }
     if (w->ep)

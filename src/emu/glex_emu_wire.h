@@ -124,6 +124,8 @@ int glex_wire_drain(glex_fabric_t *f, int block);
  * thread */
 int glex_wire_drain_serve(glex_fabric_t *f, int block);
 void glex_wire_mark_dead(glex_fabric_t *f, uint32_t node, const char *why);
+/* wake the progress thread (its eventfd); it also looks again on its own */
+void glex_wire_wake_thread(struct glex_wire *w);
 /* a copy of message m with its payload, to keep in a list (NULL, said on
  * stderr, when out of memory); append e to the list head..tail */
 held_t *glex_wire_keep(const wmsg_t *m);

@@ -66,9 +66,7 @@ static void service(struct glex_wire *w, const wmsg_t *m)
     pthread_mutex_unlock(&w->svc_mu);
     if (w->serve_after) /* the thread applying it answers it next */
         return;
-    uint64_t one = 1;
-    if (write(w->evfd, &one, sizeof one) < 0) { /* the thread polls anyway */
-    }
+    glex_wire_wake_thread(w);
 }
 
 static int in_ram(const glex_fabric_t *f, const wmsg_t *m)
