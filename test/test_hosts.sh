@@ -32,6 +32,9 @@ run test_coll 2 2 3 5
 run test_coll 4 4 6
 run test_concurrency 2
 run test_repro 3
+# eager data between hosts: the sender's partition of the receiver's eager
+# pages fills, the later messages ask for credit (test_failure's eager case)
+run test_failure 2 eager
 rm -f /tmp/glex-hosts.$$.err
 echo "1..$n"
 [ $fail = 0 ]

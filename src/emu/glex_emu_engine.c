@@ -321,15 +321,27 @@ static int send_cp(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_key_t k,
 
 /* Eager size: above an inline packet, below the copies placed in the
  * receiver's buffer (so the receive goes through unit RAM whatever it does
- * with the data), between nodes of one host and not in virtual time (whose
- * model is the paper's pulsed protocol): the sender writes the data into the
- * receiving unit's eager pages with one READY, no credit awaited.  A receive
- * of this size waits for that READY, or for the sender's ASK (no eager pages
- * were free) and then grants credit as for a larger message. */
-static int eager_size(const glex_fabric_t *f, uint64_t bytes, uint32_t peer)
+ * with the data), and not in virtual time (whose model is the paper's pulsed
+ * protocol): the sender writes the data into the receiving unit's eager
+ * pages with one READY, no credit awaited.  Between hosts, up to the size of
+ * the sender's partition of those pages at the receiver (the receiver's
+ * node decides it: both ends agree).  A receive of this size waits for that
+ * READY, or for the sender's ASK (no eager pages were free) and then grants
+ * credit as for a larger message. */
+static int eager_size(const glex_fabric_t *f, uint64_t bytes, uint32_t peer, uint32_t receiver)
 {
     return bytes > f->p.inline_max && bytes < DIRECT_MIN_BYTES && !f->p.vtime &&
-           !glex_remote(f, peer);
+           (!glex_remote(f, peer) || bytes <= glex_wire_eager_max(f, receiver));
+}
+
+static int eager_sent(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d)
+{
+    count_send(t, t->sbytes);
+    glex_ring(f, d->dest_id);
+    t->s_done = t->sbytes;
+    t->s_frag = 1;
+    t->send_done = 1;
+    return 1;
 }
 
 /* an eager send: 1 sent, 0 not now (a forward's data is not produced yet, the
@@ -339,9 +351,23 @@ static int eager_send(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gl
     uint32_t me = f->node, myvp = t->vp->index, dunit = glex_job_unit(f, t->job);
     if (d->swap_remote_data && d->branch && !t->recv_done)
         return 0; /* a forward sends what its receive produced */
-    int64_t at = glex_eager_acquire(f, d->dest_id, dunit, (uint32_t)t->sbytes);
     glex_key_t k;
     int rc;
+    int64_t at = -1;
+    if (glex_remote(f, d->dest_id)) { /* into this node's pages there, with its READY: one message */
+        k = glex_make_key(t->tag, me, myvp, d->seq_id, d->dest_vp, GLEX_PKT_READY, 0);
+        jitter(f);
+        rc = glex_wire_eager(f, d->dest_id, dunit, k, (const void *)(uintptr_t)d->local_addr,
+                             (uint32_t)t->sbytes);
+        if (rc == GLEX_EAGAIN)
+            park(t, u, 1);
+        if (rc == GLEX_EAGAIN || (rc && rc != GLEX_ENOSPC))
+            return rc == GLEX_EAGAIN ? 0 : rc;
+        if (rc == GLEX_OK)
+            return eager_sent(f, t, d);
+    } else {
+        at = glex_eager_acquire(f, d->dest_id, dunit, (uint32_t)t->sbytes);
+    }
     if (at < 0) { /* no eager pages free there: ask for credit */
         glex_ctrl_t a = { .total = t->sbytes };
         k = glex_make_key(t->tag, me, myvp, d->seq_id, d->dest_vp, GLEX_PKT_DATA, GLEX_FRAG_ASK);
@@ -366,12 +392,7 @@ static int eager_send(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gl
             park(t, u, 1);
         return rc == GLEX_EAGAIN ? 0 : rc;
     }
-    count_send(t, t->sbytes);
-    glex_ring(f, d->dest_id);
-    t->s_done = t->sbytes;
-    t->s_frag = 1;
-    t->send_done = 1;
-    return 1;
+    return eager_sent(f, t, d);
 }
 
 /* Both DMA engines at once: between processes of one host a receive placed
@@ -421,7 +442,7 @@ static int coll_send(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
         t->send_done = 1;
         return 1;
     }
-    if (!t->s_asked && !t->s_done && eager_size(f, t->sbytes, d->dest_id)) {
+    if (!t->s_asked && !t->s_done && eager_size(f, t->sbytes, d->dest_id, d->dest_id)) {
         int rc = eager_send(f, t, d, u);
         if (rc || !t->s_asked)
             return rc;
@@ -705,6 +726,9 @@ static int eager_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gl
     k = glex_make_key(t->tag, d->recv_id, d->recv_vp, d->cp_count, myvp, GLEX_PKT_DATA,
                       GLEX_FRAG_ASK);
     if (glex_table_take(f, me, t->unit, k, &c, sizeof c) >= 0) {
+        if (glex_remote(f, d->recv_id)) /* its partition here was full (counted here) */
+            atomic_fetch_add_explicit(&glex_unit_shm(f, me, t->unit)->eager_asked, 1,
+                                      memory_order_relaxed);
         t->r_credit = 1;
         return 1;
     }
@@ -772,7 +796,7 @@ static int coll_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
         t->recv_done = 1;
         return 1;
     }
-    if (!t->r_credit && eager_size(f, t->bytes, d->recv_id)) {
+    if (!t->r_credit && eager_size(f, t->bytes, d->recv_id, f->node)) {
         int rc = eager_recv(f, t, d, u);
         if (rc < 0 || !t->r_credit)
             return rc;
@@ -1572,6 +1596,8 @@ static int fetch(glex_fabric_t *f, glex_engine_t *e, glex_vp_t *vp)
 static int progress_locked(glex_fabric_t *f, glex_engine_t *e)
 {
     int work = 0;
+    if (f->wire) /* eager pages read in the passes before: back to other hosts' senders */
+        glex_wire_eager_flush(f, 0);
     for (uint32_t v = 0; v < f->p.vps_per_node; v++)
         if (f->vps[v].shm)
             work |= fetch(f, e, &f->vps[v]);

@@ -393,6 +393,20 @@ int glex_wire_insert(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_key_t 
 /* bytes into node's unit RAM at off */
 int glex_wire_ram(glex_fabric_t *f, uint32_t node, uint32_t unit, uint64_t off, const void *src,
                   uint64_t len);
+/* Eager data to a node of another host: the bytes into this node's
+ * partition of the eager pages of node's unit, then a READY of key there (one
+ * message, no credit awaited).  GLEX_ENOSPC: no pages of the partition are
+ * free now, or none was given (the sender asks for credit instead) */
+int glex_wire_eager(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_key_t key,
+                    const void *src, uint32_t len);
+/* the largest eager message node takes from another host (0: none) */
+uint32_t glex_wire_eager_max(const glex_fabric_t *f, uint32_t node);
+/* this node read eager data that came from another host: its pages go back
+ * to their sender with the next glex_wire_eager_flush */
+void glex_wire_eager_freed(glex_fabric_t *f, uint32_t unit, uint32_t page, uint32_t n);
+/* return the freed pages to their senders (batched: half a partition, or
+ * all with force) */
+void glex_wire_eager_flush(glex_fabric_t *f, int force);
 /* bytes into node's process memory at addr (RDMA put) */
 int glex_wire_put(glex_fabric_t *f, uint32_t node, uint64_t addr, const void *src, uint64_t len);
 /* RDMA get: node's [remote, +len) into this process's local; returns a
@@ -541,6 +555,12 @@ void glex_ram_release(glex_fabric_t *f, uint32_t unit, const glex_area_t *a);
 #define GLEX_EAGER_MAX (64u * 1024u)
 #define GLEX_EAGER_PAGES 64u
 int64_t glex_eager_acquire(glex_fabric_t *f, uint32_t node, uint32_t unit, uint32_t bytes);
+/* a job on several hosts: the first GLEX_EAGER_LOCAL(f) eager pages are the
+ * host's own senders'; the rest is cut among the nodes of other hosts
+ * (glex_wire_eager) */
+#define GLEX_EAGER_LOCAL(f) ((f)->host_of ? (f)->hdr->eager_pages / 2 : (f)->hdr->eager_pages)
+/* eager data of another host written into this node's unit: its pages counted */
+void glex_eager_landed(glex_fabric_t *f, uint32_t unit, uint32_t bytes);
 void glex_eager_release(glex_fabric_t *f, uint32_t node, uint32_t unit, uint32_t ram_off,
                         uint32_t bytes);
 /* 1 when byte offset ram_off of a unit's RAM lies in its eager pages */

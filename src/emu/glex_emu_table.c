@@ -330,16 +330,16 @@ static uint64_t page_mask(uint32_t n, uint32_t at)
 int64_t glex_eager_acquire(glex_fabric_t *f, uint32_t node, uint32_t unit, uint32_t bytes)
 {
     const glex_shm_header_t *h = f->hdr;
-    uint32_t n = (bytes + GLEX_PAGE - 1) / GLEX_PAGE;
-    if (!h->eager_pages || !n || n > h->eager_pages)
+    uint32_t n = (bytes + GLEX_PAGE - 1) / GLEX_PAGE, pages = GLEX_EAGER_LOCAL(f);
+    if (!pages || !n || n > pages)
         return -1;
     glex_unit_shm_t *u = glex_unit_shm(f, node, unit);
     uint64_t bits = atomic_load_explicit(&u->eager_bits, memory_order_relaxed);
     for (;;) {
         uint32_t at = 0;
-        while (at + n <= h->eager_pages && (bits & page_mask(n, at)))
+        while (at + n <= pages && (bits & page_mask(n, at)))
             at++;
-        if (at + n > h->eager_pages) {
+        if (at + n > pages) {
             atomic_fetch_add_explicit(&u->eager_asked, 1, memory_order_relaxed);
             return -1;
         }
@@ -352,17 +352,28 @@ int64_t glex_eager_acquire(glex_fabric_t *f, uint32_t node, uint32_t unit, uint3
     }
 }
 
+void glex_eager_landed(glex_fabric_t *f, uint32_t unit, uint32_t bytes)
+{
+    glex_unit_shm_t *u = glex_unit_shm(f, f->node, unit);
+    atomic_fetch_add_explicit(&u->eager_taken, 1, memory_order_relaxed);
+    note_ram(u, (int64_t)((bytes + GLEX_PAGE - 1) / GLEX_PAGE) * GLEX_PAGE);
+}
+
 void glex_eager_release(glex_fabric_t *f, uint32_t node, uint32_t unit, uint32_t ram_off,
                         uint32_t bytes)
 {
-    uint32_t n = (bytes + GLEX_PAGE - 1) / GLEX_PAGE;
+    uint32_t n = (bytes + GLEX_PAGE - 1) / GLEX_PAGE, page = ram_off / GLEX_PAGE -
+                                                              f->hdr->eager_first_page;
     glex_unit_shm_t *u = glex_unit_shm(f, node, unit);
     if (!n)
         return;
     note_ram(u, -(int64_t)n * GLEX_PAGE);
-    atomic_fetch_and_explicit(&u->eager_bits,
-                              ~page_mask(n, ram_off / GLEX_PAGE - f->hdr->eager_first_page),
-                              memory_order_release);
+    if (page >= GLEX_EAGER_LOCAL(f)) { /* another host's sender's: back to it */
+        if (node == f->node)
+            glex_wire_eager_freed(f, unit, page, n);
+        return;
+    }
+    atomic_fetch_and_explicit(&u->eager_bits, ~page_mask(n, page), memory_order_release);
 }
 
 int glex_eager_area(const glex_fabric_t *f, uint32_t ram_off)

@@ -371,6 +371,47 @@ static void *progress_thread(void *arg)
 
 /* ------------------------------------------------------------ set-up */
 
+/* The eager pages of a job on several hosts: at each node R the upper half
+ * of a unit's eager pages is cut into equal partitions, one per node of the
+ * other hosts in node order; GLEX_EAGER_PAGES / 2 partitions at most (more
+ * senders: none, they ask for credit). */
+static int eager_partitions(glex_fabric_t *f, struct glex_wire *w)
+{
+    uint32_t n = f->nnodes, half = f->hdr->eager_pages - GLEX_EAGER_LOCAL(f);
+    uint32_t *on_host = calloc(f->nhosts, sizeof *on_host), *below = calloc(f->nhosts,
+                                                                               sizeof *below);
+    w->eg_pages = calloc(n, sizeof *w->eg_pages);
+    w->eg_first = calloc(n, sizeof *w->eg_first);
+    w->eg_taken = calloc((size_t)n * f->p.units, sizeof *w->eg_taken);
+    w->eg_owner = calloc(n, sizeof *w->eg_owner);
+    w->eg_ret = calloc((size_t)n * f->p.units, sizeof *w->eg_ret);
+    if (!on_host || !below || !w->eg_pages || !w->eg_first || !w->eg_taken || !w->eg_owner ||
+        !w->eg_ret) {
+        free(on_host);
+        free(below);
+        return glex_error(GLEX_ENOMEM, "out of memory for the eager partitions of %u nodes", n);
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        on_host[f->host_of[i]]++;
+        if (i < f->node)
+            below[f->host_of[i]]++;
+        if (glex_remote(f, i))
+            w->eg_owner[w->eg_nrem++] = i;
+    }
+    for (uint32_t r = 0; r < n; r++) {
+        uint32_t senders = n - on_host[f->host_of[r]]; /* partitions at r */
+        if (!glex_remote(f, r) && r != f->node)
+            continue;
+        w->eg_pages[r] = (uint16_t)(senders ? half / senders : 0);
+        /* this node's index among r's senders: the nodes before it not on r's host */
+        w->eg_first[r] = (uint16_t)(GLEX_EAGER_LOCAL(f) +
+                                    (f->node - below[f->host_of[r]]) * w->eg_pages[r]);
+    }
+    free(on_host);
+    free(below);
+    return GLEX_OK;
+}
+
 int glex_wire_start(glex_fabric_t *f, const struct glex_wire_rx *rx)
 {
     struct glex_wire *w = calloc(1, sizeof *w);
@@ -397,6 +438,9 @@ int glex_wire_start(glex_fabric_t *f, const struct glex_wire_rx *rx)
     if (!w->ping_ns || !w->pong_ns || !w->dead || !w->bufs || !w->rx_next || !w->tx_seq ||
         !w->talked || !w->heard_ns)
         return glex_error(GLEX_ENOMEM, "out of memory for the fabric endpoint");
+    int rc = eager_partitions(f, w);
+    if (rc)
+        return rc;
 
     struct fi_info *hints = fi_allocinfo();
     if (!hints)
@@ -411,7 +455,7 @@ int glex_wire_start(glex_fabric_t *f, const struct glex_wire_rx *rx)
     hints->domain_attr->mr_mode = 0;
     const char *prov = glex_env("FI_PROVIDER");
     hints->fabric_attr->prov_name = strdup(prov && *prov ? prov : "tcp;ofi_rxm");
-    int rc = fi_getinfo(FI_VERSION(1, 9), NULL, NULL, 0, hints, &w->info);
+    rc = fi_getinfo(FI_VERSION(1, 9), NULL, NULL, 0, hints, &w->info);
     fi_freeinfo(hints);
     if (rc)
         return glex_error(GLEX_ESYS, "libfabric: no provider '%s' with reliable datagrams and "
@@ -507,6 +551,11 @@ void glex_wire_stop(glex_fabric_t *f)
         }
     free(w->rx_next);
     free(w->tx_seq);
+    free(w->eg_pages);
+    free(w->eg_first);
+    free((void *)w->eg_taken);
+    free(w->eg_owner);
+    free((void *)w->eg_ret);
     pthread_mutex_destroy(&w->order_mu);
     free(w->bufs);
     free((void *)w->ping_ns);

@@ -19,7 +19,10 @@
 
 enum {
     W_INSERT = 1, W_RAM, W_PUT, W_GET, W_GOT, W_MP, W_JOB, W_JOBREPLY, W_JOBREL, W_PING, W_PONG,
-    W_BYE
+    W_BYE,
+    W_EAGER, /* eager data into the sender's pages of a unit (aux: RAM offset), then its READY
+              * (x, y: the key) */
+    W_ERET   /* eager pages freed at the receiver: unit, y = page bits of the partition */
 };
 
 /* a message: this header, then len bytes */
@@ -40,6 +43,8 @@ typedef struct wmsg {
     uint64_t token; /* the job's: a message to an address a process of an earlier job had
                      * (its port reused) is not this job's */
 } wmsg_t;
+
+_Static_assert(sizeof(wmsg_t) % 8 == 0, "a payload follows the header aligned");
 
 #define CHUNK (64u * 1024u) /* payload bytes of one message at most */
 #define BUFSZ (sizeof(wmsg_t) + CHUNK)
@@ -101,6 +106,16 @@ struct glex_wire {
     _Atomic uint8_t *talked;             /* per node: a message went either way */
     _Atomic uint64_t *heard_ns;          /* per node: when its last message came in */
     _Atomic uint64_t nheld; /* this process's own count of held (its loop's pace) */
+    /* eager pages across hosts (glex_emu_wire_ops.c): the upper half of each
+     * unit's eager pages is cut into one partition per node of other hosts,
+     * which that node fills without asking and this one returns once read */
+    uint16_t *eg_pages;            /* per node R: pages of each partition at R (0: none) */
+    uint16_t *eg_first;            /* per node R: this node's partition there (first page) */
+    _Atomic uint64_t *eg_taken;    /* per node R x unit: this node's pages in use there */
+    uint32_t eg_nrem;              /* nodes of other hosts: the partitions of this node */
+    uint32_t *eg_owner;            /* per partition here: the node that fills it */
+    _Atomic uint64_t *eg_ret;      /* per unit x partition here: pages read, to return */
+    _Atomic int eg_pending;
 };
 
 

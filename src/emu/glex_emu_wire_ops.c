@@ -47,6 +47,22 @@ int glex_wire_ram(glex_fabric_t *f, uint32_t node, uint32_t unit, uint64_t off, 
     (void)f, (void)node, (void)unit, (void)off, (void)src, (void)len;
     return no_fabric();
 }
+int glex_wire_eager(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_key_t key,
+                    const void *src, uint32_t len)
+{
+    (void)f, (void)node, (void)unit, (void)key, (void)src, (void)len;
+    return no_fabric();
+}
+uint32_t glex_wire_eager_max(const glex_fabric_t *f, uint32_t node)
+{
+    (void)f, (void)node;
+    return 0;
+}
+void glex_wire_eager_freed(glex_fabric_t *f, uint32_t unit, uint32_t page, uint32_t n)
+{
+    (void)f, (void)unit, (void)page, (void)n;
+}
+void glex_wire_eager_flush(glex_fabric_t *f, int force) { (void)f, (void)force; }
 int glex_wire_put(glex_fabric_t *f, uint32_t node, uint64_t addr, const void *src, uint64_t len)
 {
     (void)f, (void)node, (void)addr, (void)src, (void)len;
@@ -132,6 +148,91 @@ int glex_wire_ram(glex_fabric_t *f, uint32_t node, uint32_t unit, uint64_t off, 
                   uint64_t len)
 {
     return wcopy(f, node, W_RAM, unit, off, src, len);
+}
+
+/* n pages (1..64) as a mask at bit at */
+static uint64_t pages_mask(uint32_t n, uint32_t at)
+{
+    return (n >= 64 ? ~0ull : (1ull << n) - 1) << at;
+}
+
+uint32_t glex_wire_eager_max(const glex_fabric_t *f, uint32_t node)
+{
+    return f->wire ? f->wire->eg_pages[node] * GLEX_PAGE : 0;
+}
+
+int glex_wire_eager(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_key_t key,
+                    const void *src, uint32_t len)
+{
+    struct glex_wire *w = f->wire;
+    uint32_t part = w->eg_pages[node], n = (len + GLEX_PAGE - 1) / GLEX_PAGE, at;
+    if (!n || n > part)
+        return GLEX_ENOSPC;
+    _Atomic uint64_t *taken = &w->eg_taken[(size_t)node * f->p.units + unit];
+    uint64_t bits = atomic_load_explicit(taken, memory_order_relaxed);
+    do {
+        for (at = 0; at + n <= part && (bits & pages_mask(n, at)); at++)
+            ;
+        if (at + n > part)
+            return GLEX_ENOSPC;
+    } while (!atomic_compare_exchange_weak_explicit(taken, &bits, bits | pages_mask(n, at),
+                                                    memory_order_acquire, memory_order_relaxed));
+    wmsg_t m;
+    memset(&m, 0, sizeof m);
+    m.type = W_EAGER;
+    m.unit = (uint16_t)unit;
+    m.aux = (f->hdr->eager_first_page + w->eg_first[node] + at) * GLEX_PAGE;
+    m.x = key.hi;
+    m.y = key.lo;
+    int rc = glex_wire_send(f, node, &m, src, len);
+    if (rc)
+        atomic_fetch_and_explicit(taken, ~pages_mask(n, at), memory_order_release);
+    return rc;
+}
+
+void glex_wire_eager_freed(glex_fabric_t *f, uint32_t unit, uint32_t page, uint32_t n)
+{
+    struct glex_wire *w = f->wire;
+    uint32_t part = w ? w->eg_pages[f->node] : 0, rel = page - GLEX_EAGER_LOCAL(f);
+    if (!part || rel / part >= w->eg_nrem)
+        return;
+    atomic_fetch_or_explicit(&w->eg_ret[(size_t)unit * w->eg_nrem + rel / part],
+                             pages_mask(n, rel % part), memory_order_relaxed);
+    atomic_store_explicit(&w->eg_pending, 1, memory_order_release);
+}
+
+void glex_wire_eager_flush(glex_fabric_t *f, int force)
+{
+    struct glex_wire *w = f->wire;
+    if (!w || !atomic_load_explicit(&w->eg_pending, memory_order_acquire))
+        return;
+    atomic_store_explicit(&w->eg_pending, 0, memory_order_relaxed);
+    /* a sender that finds its partition full asks for credit: returns may
+     * wait for half a partition, sent in one message */
+    uint32_t part = w->eg_pages[f->node], enough = part / 2 ? part / 2 : 1, left = 0;
+    for (uint32_t u = 0; u < f->p.units; u++)
+        for (uint32_t i = 0; i < w->eg_nrem; i++) {
+            _Atomic uint64_t *r = &w->eg_ret[(size_t)u * w->eg_nrem + i];
+            uint64_t bits = atomic_load_explicit(r, memory_order_relaxed);
+            if (!bits)
+                continue;
+            if (!force && (uint32_t)__builtin_popcountll(bits) < enough) {
+                left = 1;
+                continue;
+            }
+            bits = atomic_exchange_explicit(r, 0, memory_order_acq_rel);
+            wmsg_t m;
+            memset(&m, 0, sizeof m);
+            m.type = W_ERET;
+            m.unit = (uint16_t)u;
+            m.y = bits;
+            if (glex_wire_send(f, w->eg_owner[i], &m, NULL, 0) == GLEX_EAGAIN) {
+                atomic_fetch_or_explicit(r, bits, memory_order_relaxed);
+                left = 1;
+            }
+        }
+    if (left)
+        atomic_store_explicit(&w->eg_pending, 1, memory_order_release);
 }
 
 int glex_wire_put(glex_fabric_t *f, uint32_t node, uint64_t addr, const void *src, uint64_t len)

@@ -74,6 +74,42 @@ static int in_ram(const glex_fabric_t *f, const wmsg_t *m)
     return m->unit < f->p.units && m->x + m->len <= (uint64_t)f->p.unit_buffer_kb * 1024u;
 }
 
+/* eager data from another host: into the sender's partition of the unit's
+ * eager pages, then its READY into the hash buffer (held there if full) */
+static void eager_landed(glex_fabric_t *f, const wmsg_t *m)
+{
+    struct glex_wire *w = f->wire;
+    uint32_t part = w->eg_pages[f->node], first = f->hdr->eager_first_page + GLEX_EAGER_LOCAL(f);
+    uint64_t page = m->aux / GLEX_PAGE;
+    /* the partition of the page, which must be the sender's */
+    uint32_t idx = part && page >= first ? (uint32_t)((page - first) / part) : w->eg_nrem;
+    if (m->unit >= f->p.units || !m->len || m->aux % GLEX_PAGE || idx >= w->eg_nrem ||
+        w->eg_owner[idx] != m->src ||
+        page < first + idx * part ||
+        page + (m->len + GLEX_PAGE - 1) / GLEX_PAGE > first + (idx + 1) * part) {
+        fprintf(stderr, "glex: node %u: eager data from node %u at unit %u RAM %u+%u is outside "
+                "its %u pages from %u\n", f->node, m->src, m->unit, m->aux, m->len, part,
+                (first + idx * part) * GLEX_PAGE);
+        return;
+    }
+    memcpy(glex_unit_ram(f, f->node, m->unit) + m->aux, m + 1, m->len);
+    glex_eager_landed(f, m->unit, m->len);
+    struct {
+        wmsg_t h;
+        glex_ctrl_t c;
+    } r;
+    r.h = *m;
+    r.h.type = W_INSERT;
+    r.h.cp = 0;
+    r.h.len = sizeof r.c;
+    memset(&r.c, 0, sizeof r.c);
+    r.c.ram_off = m->aux;
+    r.c.len = m->len;
+    r.c.total = m->len;
+    if (held_before(w, NULL, &r.h) || deliver(f, &r.h) == GLEX_EAGAIN)
+        hold(f, &r.h);
+}
+
 /* apply one message in its turn (under cq_mu) */
 static void rx_apply(glex_fabric_t *f, const wmsg_t *m)
 {
@@ -99,6 +135,14 @@ static void rx_apply(glex_fabric_t *f, const wmsg_t *m)
             return;
         }
         memcpy(glex_unit_ram(f, f->node, m->unit) + m->x, p, m->len);
+        break;
+    case W_EAGER:
+        eager_landed(f, m);
+        break;
+    case W_ERET:
+        if (m->unit < f->p.units && m->src < f->nnodes)
+            atomic_fetch_and_explicit(&w->eg_taken[(size_t)m->src * f->p.units + m->unit], ~m->y,
+                                      memory_order_release);
         break;
     case W_PUT:
         memcpy((void *)(uintptr_t)m->x, p, m->len);
