@@ -5,6 +5,8 @@
 # a command "on" one of the two addresses (inside its namespace, with that
 # namespace's name as hostname), called as
 # ssh is by hydra's -launcher-exec and by Open MPI's plm_rsh_agent.
+# GLEX_NETNS_SHM=private in the launcher's environment gives each launched
+# command a /dev/shm of its own (hosts that share no segment).
 #
 # usage: scripts/glex-netns.sh up NAME DIR    create them; DIR/launch.sh is the launcher
 #        scripts/glex-netns.sh down NAME      kill what runs in them, remove them
@@ -42,7 +44,12 @@ case \$host in
   *) echo "launch.sh: unknown host \$host (10.77.0.1 or 10.77.0.2)" >&2; exit 1 ;;
 esac
 # a hostname of its own too (UTS namespace): libraries name their
-# shared-memory files after the host
+# shared-memory files after the host; GLEX_NETNS_SHM=private: a /dev/shm of
+# its own too (mount namespace), as on a machine apart
+if [ "\${GLEX_NETNS_SHM:-}" = private ]; then
+  exec ip netns exec "\$ns" unshare --uts --mount sh -c \
+    "mount -t tmpfs -o mode=1777 glexshm /dev/shm && hostname \$ns && \$*"
+fi
 exec ip netns exec "\$ns" unshare --uts sh -c "hostname \$ns; \$*"
 EOF
     chmod +x "$dir/launch.sh" ;;

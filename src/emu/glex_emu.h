@@ -578,8 +578,17 @@ void glex_rmap_drop(glex_rmap_t *m);
 #define GLEX_YIELD_MAX_PER_CPU 12u
 int glex_spin_us(const glex_fabric_t *f);
 int glex_yield_us(const glex_fabric_t *f);
-/* processes of the job per online CPU, rounded up (1: each has a core) */
+/* processes of the job per online CPU of this machine, rounded up (1: each
+ * has a core): the same on every rank (machines alike), for choices they
+ * must share (collective algorithms) */
 unsigned glex_procs_per_cpu(const glex_fabric_t *f);
+/* the same with the job's processes on this machine only: how a process
+ * waits (spinning, yielding, reading the fabric between hosts) */
+unsigned glex_procs_per_cpu_here(const glex_fabric_t *f);
+/* the job's nodes on this machine: all of them on one host, and for hosts
+ * emulated on one machine (GLEX_SPLIT_HOSTS, network namespaces); on real
+ * separate machines those of the hosts whose segment this process sees */
+unsigned glex_nodes_on_machine(const glex_fabric_t *f);
 
 #ifdef __cplusplus
 }

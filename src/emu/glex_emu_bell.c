@@ -80,8 +80,8 @@ void glex_notify(glex_fabric_t *f, uint32_t node)
         glex_wake_host(f, node);
 }
 
-/* processes per online CPU, rounded up (1 when they fit) */
-static uint32_t per_cpu(const glex_fabric_t *f)
+/* n processes per online CPU, rounded up (1 when they fit) */
+static uint32_t per_cpu_of(uint32_t n)
 {
     /* sysconf reads /sys on every call: once per process is enough */
     static _Atomic long cpus;
@@ -90,12 +90,21 @@ static uint32_t per_cpu(const glex_fabric_t *f)
         ncpu = sysconf(_SC_NPROCESSORS_ONLN);
         atomic_store_explicit(&cpus, ncpu, memory_order_relaxed);
     }
-    return ncpu > 0 ? (uint32_t)((f->nnodes + (uint32_t)ncpu - 1) / (uint32_t)ncpu) : 1;
+    return ncpu > 0 ? (uint32_t)((n + (uint32_t)ncpu - 1) / (uint32_t)ncpu) : 1;
+}
+
+/* the whole job's: what every rank must choose alike (collective algorithms) */
+static uint32_t per_cpu(const glex_fabric_t *f) { return per_cpu_of(f->nnodes); }
+
+/* this machine's: how this process waits (spin, yield, reading the fabric) */
+static uint32_t per_cpu_here(const glex_fabric_t *f)
+{
+    return per_cpu_of(glex_nodes_on_machine(f));
 }
 
 int glex_spin_us(const glex_fabric_t *f)
 {
-    return f->p.spin_us >= 0 ? f->p.spin_us : per_cpu(f) > 1 ? 0 : 200;
+    return f->p.spin_us >= 0 ? f->p.spin_us : per_cpu_here(f) > 1 ? 0 : 200;
 }
 
 int glex_yield_us(const glex_fabric_t *f)
@@ -107,8 +116,16 @@ int glex_yield_us(const glex_fabric_t *f)
      * cores: 1.1-1.7 ms against 0.8-0.9 ms) - doc/performance.md */
     if (f->p.yield_us >= 0)
         return f->p.yield_us;
-    uint32_t k = per_cpu(f);
+    uint32_t k = per_cpu_here(f);
     return k > 1 && k <= GLEX_YIELD_MAX_PER_CPU ? 1000 : 0;
 }
 
 unsigned glex_procs_per_cpu(const glex_fabric_t *f) { return per_cpu(f); }
+
+unsigned glex_procs_per_cpu_here(const glex_fabric_t *f) { return per_cpu_here(f); }
+
+unsigned glex_nodes_on_machine(const glex_fabric_t *f)
+{
+    uint32_t n = atomic_load_explicit(&f->machine_nodes, memory_order_relaxed);
+    return n ? n : f->nnodes;
+}

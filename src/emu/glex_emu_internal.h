@@ -354,6 +354,7 @@ struct glex_fabric {
     uint64_t vt_hold_since;
     /* across hosts (glex_emu_wire.c): NULL host_of = one host */
     uint32_t host, nhosts;
+    _Atomic uint32_t machine_nodes; /* nodes on this machine (set at connect; 0: all) */
     uint32_t *host_of;
     struct glex_wire *wire;
     /* the engine's mappings of peers' published memory (nnodes x

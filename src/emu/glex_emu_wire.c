@@ -13,9 +13,11 @@
 #include "glex_emu_wire.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 int glex_wire_fail(const char *what, ssize_t rc)
 {
@@ -293,7 +295,7 @@ int glex_wire_poll(glex_fabric_t *f) /* f->wire set: the caller looks, off the o
      * half its time in the kernel (MPICH's nonblocking3 ran 97 s, 71 s with
      * the gap) */
     uint64_t now = glex_now_ns();
-    if (glex_procs_per_cpu(f) > 1 &&
+    if (glex_procs_per_cpu_here(f) > 1 &&
         now - atomic_load_explicit(&w->polled_ns, memory_order_relaxed) < WIRE_POLL_GAP_NS)
         return 0;
     atomic_store_explicit(&w->polled_ns, now, memory_order_relaxed);
@@ -318,7 +320,7 @@ int glex_wire_poll(glex_fabric_t *f) /* f->wire set: the caller looks, off the o
 void glex_wire_unwatched(glex_fabric_t *f)
 {
     struct glex_wire *w = f->wire;
-    if (!w || glex_procs_per_cpu(f) > 1 || !atomic_exchange(&w->polled_ns, 0))
+    if (!w || glex_procs_per_cpu_here(f) > 1 || !atomic_exchange(&w->polled_ns, 0))
         return;
     glex_wire_wake_thread(w); /* else it looks again within HOST_POLLS_NS */
 }
@@ -348,7 +350,7 @@ static void *progress_thread(void *arg)
                                                                       .events = POLLIN } };
         int np = 1;
         uint64_t last = atomic_load(&w->polled_ns), now = glex_now_ns();
-        if (glex_procs_per_cpu(f) == 1 && last && now - last < HOST_POLLS_NS) {
+        if (glex_procs_per_cpu_here(f) == 1 && last && now - last < HOST_POLLS_NS) {
             wait_ns = HOST_POLLS_NS - (now - last); /* a host reads it */
         } else if (w->cq_fd >= 0) {
             struct fid *fids[1] = { &w->cq->fid };
@@ -591,6 +593,27 @@ int glex_fabric_address(glex_fabric_t *f, void *buf, size_t *len)
     return GLEX_OK;
 }
 
+/* The nodes on this machine: those of the hosts whose segment this process
+ * sees in /dev/shm (every process opened its host's before its address was
+ * exchanged).  Hosts emulated on one machine see each other's; real separate
+ * machines do not, and their processes do not share cores. */
+static uint32_t nodes_on_machine(const glex_fabric_t *f)
+{
+    const char *dot = strrchr(f->name, '.');
+    uint32_t n = 0;
+    for (uint32_t h = 0; dot && h < f->nhosts; h++) {
+        char name[sizeof f->name + 16];
+        snprintf(name, sizeof name, "%.*s.h%u", (int)(dot - f->name), f->name, h);
+        int fd = h == f->host ? -1 : shm_open(name, O_RDONLY, 0);
+        if (fd >= 0)
+            close(fd);
+        if (h == f->host || fd >= 0)
+            for (uint32_t i = 0; i < f->nnodes; i++)
+                n += f->host_of[i] == h;
+    }
+    return n ? n : f->nnodes;
+}
+
 int glex_fabric_connect(glex_fabric_t *f, const void *addrs, size_t stride, const size_t *len)
 {
     struct glex_wire *w = f->wire;
@@ -614,6 +637,7 @@ int glex_fabric_connect(glex_fabric_t *f, const void *addrs, size_t stride, cons
                               n < 0 ? fi_strerror(-n) : "not inserted in node order");
     }
     w->token = token;
+    atomic_store_explicit(&f->machine_nodes, nodes_on_machine(f), memory_order_relaxed);
     atomic_store(&w->connected, 1);
     return GLEX_OK;
 }

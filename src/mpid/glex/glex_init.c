@@ -266,11 +266,17 @@ int MPIDI_GLEX_init_world(void)
         return fabric_error(rc, "bad GLEX_* setting");
     rc = glex_fabric_open_hosts(job, (uint32_t) MPIR_Process.size, (uint32_t) MPIR_Process.rank,
                                 &p, nhosts, host_of, &MPIDI_GLEX_global.fabric);
+    int rank = MPIR_Process.rank, host = host_of ? (int) host_of[rank] : 0;
+    int first_here = !host_of || rank == 0 || host_of[rank - 1] != host_of[rank];
     MPL_free(host_of);
     if (rc)
         return fabric_error(rc, "opening the emulated fabric");
     if (nhosts > 1 && (mpi_errno = connect_hosts()))
         return mpi_errno;
+    if (nhosts > 1 && MPIDI_GLEX_global.verbose && first_here) /* what spinning is chosen by */
+        fprintf(stderr, "glex: host %d: %u of the job's %d processes on this machine, %u per "
+                "CPU\n", host, glex_nodes_on_machine(MPIDI_GLEX_global.fabric),
+                MPIR_Process.size, glex_procs_per_cpu_here(MPIDI_GLEX_global.fabric));
     rc = glex_vp_open(MPIDI_GLEX_global.fabric, MPIDI_GLEX_AM_VP, &MPIDI_GLEX_global.am_vp);
     if (!rc)
         rc = glex_vp_open(MPIDI_GLEX_global.fabric, MPIDI_GLEX_COLL_VP,
