@@ -359,12 +359,12 @@ static int eager_send(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gl
         jitter(f);
         rc = glex_wire_eager(f, d->dest_id, dunit, k, (const void *)(uintptr_t)d->local_addr,
                              (uint32_t)t->sbytes);
-        if (rc == GLEX_EAGAIN)
-            park(t, u, 1);
-        if (rc == GLEX_EAGAIN || (rc && rc != GLEX_ENOSPC))
-            return rc == GLEX_EAGAIN ? 0 : rc;
         if (rc == GLEX_OK)
             return eager_sent(f, t, d);
+        if (rc == GLEX_EAGAIN)
+            park(t, u, 1);
+        if (rc != GLEX_ENOSPC) /* ENOSPC: no pages of its partition free, ask below */
+            return rc == GLEX_EAGAIN ? 0 : rc;
     } else {
         at = glex_eager_acquire(f, d->dest_id, dunit, (uint32_t)t->sbytes);
     }
@@ -1597,7 +1597,7 @@ static int progress_locked(glex_fabric_t *f, glex_engine_t *e)
 {
     int work = 0;
     if (f->wire) /* eager pages read in the passes before: back to other hosts' senders */
-        glex_wire_eager_flush(f, 0);
+        glex_wire_eager_flush(f);
     for (uint32_t v = 0; v < f->p.vps_per_node; v++)
         if (f->vps[v].shm)
             work |= fetch(f, e, &f->vps[v]);

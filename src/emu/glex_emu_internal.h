@@ -405,9 +405,9 @@ uint32_t glex_wire_eager_max(const glex_fabric_t *f, uint32_t node);
 /* this node read eager data that came from another host: its pages go back
  * to their sender with the next glex_wire_eager_flush */
 void glex_wire_eager_freed(glex_fabric_t *f, uint32_t unit, uint32_t page, uint32_t n);
-/* return the freed pages to their senders (batched: half a partition, or
- * all with force) */
-void glex_wire_eager_flush(glex_fabric_t *f, int force);
+/* return the freed pages to their senders, a partition's once half of it is
+ * freed (a sender whose partition is full asks for credit meanwhile) */
+void glex_wire_eager_flush(glex_fabric_t *f);
 /* bytes into node's process memory at addr (RDMA put) */
 int glex_wire_put(glex_fabric_t *f, uint32_t node, uint64_t addr, const void *src, uint64_t len);
 /* RDMA get: node's [remote, +len) into this process's local; returns a
@@ -554,6 +554,27 @@ void glex_ram_release(glex_fabric_t *f, uint32_t unit, const glex_area_t *a);
  * returns the byte offset in node's unit RAM, or -1 when no run is free (the
  * sender then asks for credit). */
 #define GLEX_EAGER_MAX (64u * 1024u)
+/* n consecutive pages (1..64) as a bitmap mask at bit at */
+static inline uint64_t glex_page_mask(uint32_t n, uint32_t at)
+{
+    return (n >= 64 ? ~0ull : (1ull << n) - 1) << at;
+}
+/* claim the first run of n free pages among the first `pages` bits of a
+ * page bitmap, by CAS (no lock): its first page, or -1 when none is free */
+static inline int64_t glex_pages_claim(_Atomic uint64_t *bitmap, uint32_t n, uint32_t pages)
+{
+    uint64_t bits = atomic_load_explicit(bitmap, memory_order_relaxed);
+    for (;;) {
+        uint32_t at = 0;
+        while (at + n <= pages && (bits & glex_page_mask(n, at)))
+            at++;
+        if (at + n > pages)
+            return -1;
+        if (atomic_compare_exchange_weak_explicit(bitmap, &bits, bits | glex_page_mask(n, at),
+                                                  memory_order_acquire, memory_order_relaxed))
+            return at;
+    }
+}
 #define GLEX_EAGER_PAGES 64u
 int64_t glex_eager_acquire(glex_fabric_t *f, uint32_t node, uint32_t unit, uint32_t bytes);
 /* a job on several hosts: the first GLEX_EAGER_LOCAL(f) eager pages are the

@@ -321,12 +321,6 @@ void glex_ram_acquire(glex_fabric_t *f, uint32_t unit, uint32_t job, uint32_t vp
     glex_unlock(&u->lock);
 }
 
-/* n consecutive pages (1..64) as a mask at bit `at` */
-static uint64_t page_mask(uint32_t n, uint32_t at)
-{
-    return (n >= 64 ? ~0ull : (1ull << n) - 1) << at;
-}
-
 int64_t glex_eager_acquire(glex_fabric_t *f, uint32_t node, uint32_t unit, uint32_t bytes)
 {
     const glex_shm_header_t *h = f->hdr;
@@ -334,22 +328,14 @@ int64_t glex_eager_acquire(glex_fabric_t *f, uint32_t node, uint32_t unit, uint3
     if (!pages || !n || n > pages)
         return -1;
     glex_unit_shm_t *u = glex_unit_shm(f, node, unit);
-    uint64_t bits = atomic_load_explicit(&u->eager_bits, memory_order_relaxed);
-    for (;;) {
-        uint32_t at = 0;
-        while (at + n <= pages && (bits & page_mask(n, at)))
-            at++;
-        if (at + n > pages) {
-            atomic_fetch_add_explicit(&u->eager_asked, 1, memory_order_relaxed);
-            return -1;
-        }
-        if (atomic_compare_exchange_weak_explicit(&u->eager_bits, &bits, bits | page_mask(n, at),
-                                                  memory_order_acquire, memory_order_relaxed)) {
-            atomic_fetch_add_explicit(&u->eager_taken, 1, memory_order_relaxed);
-            note_ram(u, (int64_t)n * GLEX_PAGE);
-            return (int64_t)(h->eager_first_page + at) * GLEX_PAGE;
-        }
+    int64_t at = glex_pages_claim(&u->eager_bits, n, pages);
+    if (at < 0) {
+        atomic_fetch_add_explicit(&u->eager_asked, 1, memory_order_relaxed);
+        return -1;
     }
+    atomic_fetch_add_explicit(&u->eager_taken, 1, memory_order_relaxed);
+    note_ram(u, (int64_t)n * GLEX_PAGE);
+    return (int64_t)(h->eager_first_page + (uint64_t)at) * GLEX_PAGE;
 }
 
 void glex_eager_landed(glex_fabric_t *f, uint32_t unit, uint32_t bytes)
@@ -373,7 +359,7 @@ void glex_eager_release(glex_fabric_t *f, uint32_t node, uint32_t unit, uint32_t
             glex_wire_eager_freed(f, unit, page, n);
         return;
     }
-    atomic_fetch_and_explicit(&u->eager_bits, ~page_mask(n, page), memory_order_release);
+    atomic_fetch_and_explicit(&u->eager_bits, ~glex_page_mask(n, page), memory_order_release);
 }
 
 int glex_eager_area(const glex_fabric_t *f, uint32_t ram_off)

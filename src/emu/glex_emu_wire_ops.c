@@ -62,7 +62,7 @@ void glex_wire_eager_freed(glex_fabric_t *f, uint32_t unit, uint32_t page, uint3
 {
     (void)f, (void)unit, (void)page, (void)n;
 }
-void glex_wire_eager_flush(glex_fabric_t *f, int force) { (void)f, (void)force; }
+void glex_wire_eager_flush(glex_fabric_t *f) { (void)f; }
 int glex_wire_put(glex_fabric_t *f, uint32_t node, uint64_t addr, const void *src, uint64_t len)
 {
     (void)f, (void)node, (void)addr, (void)src, (void)len;
@@ -150,12 +150,6 @@ int glex_wire_ram(glex_fabric_t *f, uint32_t node, uint32_t unit, uint64_t off, 
     return wcopy(f, node, W_RAM, unit, off, src, len);
 }
 
-/* n pages (1..64) as a mask at bit at */
-static uint64_t pages_mask(uint32_t n, uint32_t at)
-{
-    return (n >= 64 ? ~0ull : (1ull << n) - 1) << at;
-}
-
 uint32_t glex_wire_eager_max(const glex_fabric_t *f, uint32_t node)
 {
     return f->wire ? f->wire->eg_pages[node] * GLEX_PAGE : 0;
@@ -165,18 +159,14 @@ int glex_wire_eager(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_key_t k
                     const void *src, uint32_t len)
 {
     struct glex_wire *w = f->wire;
-    uint32_t part = w->eg_pages[node], n = (len + GLEX_PAGE - 1) / GLEX_PAGE, at;
+    uint32_t part = w->eg_pages[node], n = (len + GLEX_PAGE - 1) / GLEX_PAGE;
     if (!n || n > part)
         return GLEX_ENOSPC;
     _Atomic uint64_t *taken = &w->eg_taken[(size_t)node * f->p.units + unit];
-    uint64_t bits = atomic_load_explicit(taken, memory_order_relaxed);
-    do {
-        for (at = 0; at + n <= part && (bits & pages_mask(n, at)); at++)
-            ;
-        if (at + n > part)
-            return GLEX_ENOSPC;
-    } while (!atomic_compare_exchange_weak_explicit(taken, &bits, bits | pages_mask(n, at),
-                                                    memory_order_acquire, memory_order_relaxed));
+    int64_t claimed = glex_pages_claim(taken, n, part);
+    if (claimed < 0)
+        return GLEX_ENOSPC;
+    uint32_t at = (uint32_t)claimed;
     wmsg_t m;
     memset(&m, 0, sizeof m);
     m.type = W_EAGER;
@@ -186,7 +176,7 @@ int glex_wire_eager(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_key_t k
     m.y = key.lo;
     int rc = glex_wire_send(f, node, &m, src, len);
     if (rc)
-        atomic_fetch_and_explicit(taken, ~pages_mask(n, at), memory_order_release);
+        atomic_fetch_and_explicit(taken, ~glex_page_mask(n, at), memory_order_release);
     return rc;
 }
 
@@ -197,11 +187,11 @@ void glex_wire_eager_freed(glex_fabric_t *f, uint32_t unit, uint32_t page, uint3
     if (!part || rel / part >= w->eg_nrem)
         return;
     atomic_fetch_or_explicit(&w->eg_ret[(size_t)unit * w->eg_nrem + rel / part],
-                             pages_mask(n, rel % part), memory_order_relaxed);
+                             glex_page_mask(n, rel % part), memory_order_relaxed);
     atomic_store_explicit(&w->eg_pending, 1, memory_order_release);
 }
 
-void glex_wire_eager_flush(glex_fabric_t *f, int force)
+void glex_wire_eager_flush(glex_fabric_t *f)
 {
     struct glex_wire *w = f->wire;
     if (!w || !atomic_load_explicit(&w->eg_pending, memory_order_acquire))
@@ -216,7 +206,7 @@ void glex_wire_eager_flush(glex_fabric_t *f, int force)
             uint64_t bits = atomic_load_explicit(r, memory_order_relaxed);
             if (!bits)
                 continue;
-            if (!force && (uint32_t)__builtin_popcountll(bits) < enough) {
+            if ((uint32_t)__builtin_popcountll(bits) < enough) {
                 left = 1;
                 continue;
             }

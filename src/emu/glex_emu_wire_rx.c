@@ -85,7 +85,6 @@ static void eager_landed(glex_fabric_t *f, const wmsg_t *m)
     uint32_t idx = part && page >= first ? (uint32_t)((page - first) / part) : w->eg_nrem;
     if (m->unit >= f->p.units || !m->len || m->aux % GLEX_PAGE || idx >= w->eg_nrem ||
         w->eg_owner[idx] != m->src ||
-        page < first + idx * part ||
         page + (m->len + GLEX_PAGE - 1) / GLEX_PAGE > first + (idx + 1) * part) {
         fprintf(stderr, "glex: node %u: eager data from node %u at unit %u RAM %u+%u is outside "
                 "its %u pages from %u\n", f->node, m->src, m->unit, m->aux, m->len, part,
