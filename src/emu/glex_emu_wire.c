@@ -40,6 +40,8 @@ void glex_wire_mark_dead(glex_fabric_t *f, uint32_t node, const char *why)
     glex_ring(f, f->node); /* whoever waits here looks at its peers */
 }
 
+static int reap_sends(glex_fabric_t *f);
+
 static wbuf_t *take_send(glex_fabric_t *f)
 {
     struct glex_wire *w = f->wire;
@@ -51,7 +53,7 @@ static wbuf_t *take_send(glex_fabric_t *f)
         pthread_mutex_unlock(&w->send_mu);
         if (b)
             return b;
-        if (!glex_wire_drain(f, 0))
+        if (!reap_sends(f) && !glex_wire_drain(f, 0))
             sched_yield();
     }
 }
@@ -214,33 +216,57 @@ static void post_recv(glex_fabric_t *f, wbuf_t *b)
     }
 }
 
+/* sends complete on a CQ of their own without a wait object: a send's
+ * completion wakes no thread (one CQ for both woke the progress thread at
+ * every send, 2 context switches and a futex hand-off a message).  Their
+ * buffers return here; any thread may call it.  How many */
+static int reap_sends(glex_fabric_t *f)
+{
+    struct glex_wire *w = f->wire;
+    if (!atomic_load_explicit(&w->sends_out, memory_order_relaxed))
+        return 0;
+    int n = 0;
+    for (;;) {
+        struct fi_cq_msg_entry e[16];
+        ssize_t got = fi_cq_read(w->txcq, e, 16);
+        if (got == -FI_EAVAIL) {
+            struct fi_cq_err_entry err;
+            memset(&err, 0, sizeof err);
+            if (fi_cq_readerr(w->txcq, &err, 0) == 1 && err.op_context) {
+                wbuf_t *b = err.op_context;
+                glex_wire_mark_dead(f, b->node, fi_strerror(err.err));
+                give_send(w, b);
+            }
+            n++;
+            continue;
+        }
+        if (got <= 0)
+            return n;
+        for (ssize_t i = 0; i < got; i++)
+            give_send(w, e[i].op_context);
+        n += (int)got;
+    }
+}
+
 /* read and handle completions; block: wait for cq_mu, else give up when
  * another thread reads.  Returns how many were handled. */
 static int drain(glex_fabric_t *f, int block, int serve)
 {
     struct glex_wire *w = f->wire;
+    int n = reap_sends(f);
     if (block)
         pthread_mutex_lock(&w->cq_mu);
     else if (pthread_mutex_trylock(&w->cq_mu))
-        return 0;
+        return n;
     w->serve_after = serve;
-    int n = 0;
     for (;;) {
         struct fi_cq_msg_entry e[16];
         ssize_t got = fi_cq_read(w->cq, e, 16);
         if (got == -FI_EAVAIL) {
             struct fi_cq_err_entry err;
             memset(&err, 0, sizeof err);
-            if (fi_cq_readerr(w->cq, &err, 0) == 1 && err.op_context) {
-                wbuf_t *b = err.op_context;
-                if (b->is_recv) {
-                    if (!atomic_load(&w->stop))
-                        post_recv(f, b);
-                } else {
-                    glex_wire_mark_dead(f, b->node, fi_strerror(err.err));
-                    give_send(w, b);
-                }
-            }
+            if (fi_cq_readerr(w->cq, &err, 0) == 1 && err.op_context && !atomic_load(&w->stop))
+                post_recv(f, err.op_context);
             n++;
             continue;
         }
@@ -248,10 +274,6 @@ static int drain(glex_fabric_t *f, int block, int serve)
             break;
         for (ssize_t i = 0; i < got; i++) {
             wbuf_t *b = e[i].op_context;
-            if (!b->is_recv) {
-                give_send(w, b);
-                continue;
-            }
             apply(f, (const wmsg_t *)(void *)b->data, e[i].len);
             if (!atomic_load(&w->stop))
                 post_recv(f, b);
@@ -312,7 +334,7 @@ int glex_wire_poll(glex_fabric_t *f) /* f->wire set: the caller looks, off the o
  * 20, 8-byte latency 38-41 against 33-38 us, 512 B 85 against 64).  Where
  * processes share a core hosts read every 20 us at most and yield between:
  * the progress thread keeps watching. */
-#define HOST_POLLS_NS 200000ull
+#define HOST_POLLS_NS 2000000ull
 
 /* a thread that read the CQ in glex_progress goes to sleep: the progress
  * thread watches the CQ again from now on (it always does where processes
@@ -332,6 +354,21 @@ void glex_wire_wake_thread(struct glex_wire *w)
     }
 }
 
+/* sleep on the eventfd (glex_wire_wake_thread) and, where cq, on the CQ's
+ * fd for up to ns */
+static void thread_sleep(struct glex_wire *w, int cq, uint64_t ns)
+{
+    struct pollfd pf[2] = { { .fd = w->evfd, .events = POLLIN }, { .fd = w->cq_fd,
+                                                                  .events = POLLIN } };
+    struct timespec ts = { .tv_sec = (time_t)(ns / 1000000000ull),
+                           .tv_nsec = (long)(ns % 1000000000ull) };
+    if (ppoll(pf, cq ? 2 : 1, &ts, NULL) > 0 && (pf[0].revents & POLLIN)) {
+        uint64_t v;
+        if (read(w->evfd, &v, sizeof v) < 0) { /* drained either way */
+        }
+    }
+}
+
 static void *progress_thread(void *arg)
 {
     glex_fabric_t *f = arg;
@@ -339,6 +376,16 @@ static void *progress_thread(void *arg)
     while (!atomic_load(&w->stop) && !atomic_load(&w->connected))
         usleep(1000); /* the job's token first: the provider keeps what arrives */
     while (!atomic_load(&w->stop)) {
+        /* a host with a core of its own reads the CQ: this thread stays
+         * off it (no drain racing the host for the CQ) until the host has
+         * not read it for HOST_POLLS_NS or says it sleeps; what a plain
+         * drain leaves to answer wakes it (service) */
+        uint64_t last = atomic_load(&w->polled_ns), now = glex_now_ns();
+        if (glex_procs_per_cpu_here(f) == 1 && last && now - last < HOST_POLLS_NS) {
+            w->rx->services(f);
+            thread_sleep(w, 0, HOST_POLLS_NS - (now - last));
+            continue;
+        }
         int n = glex_wire_drain_serve(f, 1);
         w->rx->services(f); /* those another thread's plain drain left to this one */
         if (n)
@@ -346,27 +393,16 @@ static void *progress_thread(void *arg)
         /* sends in flight or messages held: look again soon */
         uint64_t wait_ns = atomic_load(&w->sends_out) || atomic_load(&w->nheld) ? 1000000ull
                                                                                  : 100000000ull;
-        struct pollfd pf[2] = { { .fd = w->evfd, .events = POLLIN }, { .fd = w->cq_fd,
-                                                                      .events = POLLIN } };
-        int np = 1;
-        uint64_t last = atomic_load(&w->polled_ns), now = glex_now_ns();
-        if (glex_procs_per_cpu_here(f) == 1 && last && now - last < HOST_POLLS_NS) {
-            wait_ns = HOST_POLLS_NS - (now - last); /* a host reads it */
-        } else if (w->cq_fd >= 0) {
+        int cq = 0;
+        if (w->cq_fd >= 0) {
             struct fid *fids[1] = { &w->cq->fid };
             if (fi_trywait(w->fabric, fids, 1) != FI_SUCCESS)
                 continue;
-            np = 2;
+            cq = 1;
         } else if (wait_ns > 1000000ull) {
             wait_ns = 1000000ull;
         }
-        struct timespec ts = { .tv_sec = (time_t)(wait_ns / 1000000000ull),
-                               .tv_nsec = (long)(wait_ns % 1000000000ull) };
-        if (ppoll(pf, (nfds_t)np, &ts, NULL) > 0 && (pf[0].revents & POLLIN)) {
-            uint64_t v;
-            if (read(w->evfd, &v, sizeof v) < 0) { /* drained either way */
-            }
-        }
+        thread_sleep(w, cq, wait_ns);
     }
     return NULL;
 }
@@ -477,11 +513,16 @@ int glex_wire_start(glex_fabric_t *f, const struct glex_wire_rx *rx)
     } else if (fi_control(&w->cq->fid, FI_GETWAIT, &w->cq_fd)) {
         w->cq_fd = -1;
     }
+    struct fi_cq_attr txa = { .format = FI_CQ_FORMAT_MSG, .size = 2 * NSEND,
+                              .wait_obj = FI_WAIT_NONE };
+    if ((rc = fi_cq_open(w->domain, &txa, &w->txcq, NULL)))
+        return glex_wire_fail("fi_cq_open", rc);
     if ((rc = fi_av_open(w->domain, &ava, &w->av, NULL)))
         return glex_wire_fail("fi_av_open", rc);
     if ((rc = fi_endpoint(w->domain, w->info, &w->ep, NULL)))
         return glex_wire_fail("fi_endpoint", rc);
-    if ((rc = fi_ep_bind(w->ep, &w->cq->fid, FI_TRANSMIT | FI_RECV)) ||
+    if ((rc = fi_ep_bind(w->ep, &w->cq->fid, FI_RECV)) ||
+        (rc = fi_ep_bind(w->ep, &w->txcq->fid, FI_TRANSMIT)) ||
         (rc = fi_ep_bind(w->ep, &w->av->fid, 0)))
         return glex_wire_fail("fi_ep_bind", rc);
     if ((rc = fi_enable(w->ep)))
@@ -536,6 +577,8 @@ void glex_wire_stop(glex_fabric_t *f)
         fi_close(&w->av->fid);
     if (w->cq)
         fi_close(&w->cq->fid);
+    if (w->txcq)
+        fi_close(&w->txcq->fid);
     if (w->domain)
         fi_close(&w->domain->fid);
     if (w->fabric)

@@ -73,7 +73,8 @@ struct glex_wire {
     struct fid_domain *domain;
     struct fid_ep *ep;
     struct fid_av *av;
-    struct fid_cq *cq;
+    struct fid_cq *cq;   /* receives: the progress thread waits on its fd */
+    struct fid_cq *txcq; /* sends: no wait object (reap_sends) */
     int cq_fd, evfd;
     pthread_t th;
     int have_thread;

@@ -95,7 +95,7 @@ typedef struct {
 int MPIDI_GLEX_ring_init(void);
 void MPIDI_GLEX_ring_finalize(void);
 /* room for len bytes in our ring at node: 1 and *slot, or 0 (larger than
- * GLEX_RDMA_EAGER or a quarter ring, full, rings off, node on another host) */
+ * GLEX_RDMA_EAGER or a quarter ring, full, rings off or none at node) */
 int MPIDI_GLEX_ring_reserve(uint32_t node, MPI_Aint len, MPIDI_GLEX_ring_slot_t * slot);
 /* a credit from node: it consumed that many bytes of our ring there, ever */
 void MPIDI_GLEX_ring_credit(uint32_t node, uint64_t consumed);

@@ -8,9 +8,11 @@
  * receive buffer) and returns the bytes it consumed to the sender as a
  * credit message every quarter ring.  The sender keeps a ring's write
  * position and the last credit; a message that does not fit goes by the
- * other protocols instead (nothing waits).  Rings exist only between
- * processes of one host (the NIC model's DMA into registered memory is in
- * place there). */
+ * other protocols instead (nothing waits).  On one host the sender's NIC
+ * writes the ring in place (registered memory, found in the host's
+ * segment); to a process on another host the put crosses the fabric ahead
+ * of the MP (applied in that order at the receiver), the ring's address
+ * learnt at MPI_Init through PMI. */
 #include "glex_impl.h"
 
 /* ring bytes per source: 8 MiB per process in all, 16 KiB - 1 MiB each */
@@ -38,14 +40,30 @@ static struct {
     MPI_Aint msg_max;   /* 0: rings off (none published) */
     ring_tx_t *tx;
     ring_rx_t *rx;
+    uint64_t *base;     /* a job on several hosts: every process's region (0: none) */
 } R;
+
+/* a job on several hosts: every process's ring region through PMI (each
+ * process takes part, with 0 where it has none) */
+static int share_bases(void)
+{
+    int mpi_errno = MPI_SUCCESS;
+    uint64_t mine = R.msg_max ? (uint64_t) (uintptr_t) R.region.base : 0;
+    R.base = MPL_calloc(R.nnodes, sizeof *R.base, MPL_MEM_BUFFER);
+    MPIR_ERR_CHKANDJUMP1(!R.base, mpi_errno, MPI_ERR_OTHER, "**nomem", "**nomem %s",
+                         "the ring addresses of the job");
+    mpi_errno = MPIR_pmi_allgather(&mine, sizeof mine, R.base, sizeof mine, MPIR_PMI_DOMAIN_ALL);
+  fn_fail:
+    return mpi_errno;
+}
 
 int MPIDI_GLEX_ring_init(void)
 {
     glex_fabric_t *f = MPIDI_GLEX_global.fabric;
     R.nnodes = glex_fabric_nnodes(f);
-    if (!MPIDI_GLEX_global.rdma_eager || R.nnodes < 2 || glex_fabric_nhosts(f) >= R.nnodes)
-        return MPI_SUCCESS;     /* off, or no two processes share a host */
+    int hosts = glex_fabric_nhosts(f) > 1;
+    if (!MPIDI_GLEX_global.rdma_eager || R.nnodes < 2)
+        return MPI_SUCCESS;     /* off, or a job of one process */
     uint64_t ring = RING_MAX;
     while (ring > RING_MIN && ring * R.nnodes > RING_TOTAL)
         ring /= 2;
@@ -55,11 +73,12 @@ int MPIDI_GLEX_ring_init(void)
         glex_region_publish(f, &R.region) != GLEX_OK) {
         /* no memfd or no room: the other protocols carry everything */
         MPIDI_GLEX_ring_finalize();
-        return MPI_SUCCESS;
+        R.nnodes = glex_fabric_nnodes(f);
+        return hosts ? share_bases() : MPI_SUCCESS;
     }
     R.ring = ring;
     R.msg_max = MPL_MIN(MPIDI_GLEX_global.rdma_eager, (MPI_Aint) (ring / 4));
-    return MPI_SUCCESS;
+    return hosts ? share_bases() : MPI_SUCCESS;
 }
 
 void MPIDI_GLEX_ring_finalize(void)
@@ -68,15 +87,22 @@ void MPIDI_GLEX_ring_finalize(void)
     glex_region_free(&R.region);
     MPL_free(R.tx);
     MPL_free(R.rx);
+    MPL_free(R.base);
     memset(&R, 0, sizeof R);
 }
 
-/* the destination's region, once it has published it (same size as ours) */
+/* the destination's region: on another host as PMI told, on this one once
+ * it has published it (same size as ours) */
 static uint64_t remote_ring(uint32_t node)
 {
     ring_tx_t *t = &R.tx[node];
     if (t->remote)
         return t->remote;
+    if (!glex_fabric_same_host(MPIDI_GLEX_global.fabric, node)) {
+        if (R.base && R.base[node])
+            t->remote = R.base[node] + R.ring * glex_fabric_node(MPIDI_GLEX_global.fabric);
+        return t->remote;
+    }
     for (uint32_t i = 0; i < GLEX_PUBLISH_MAX; i++) {
         uint64_t base, bytes;
         if (glex_region_published(MPIDI_GLEX_global.fabric, node, i, &base, &bytes) == GLEX_OK &&
@@ -90,8 +116,7 @@ static uint64_t remote_ring(uint32_t node)
 
 int MPIDI_GLEX_ring_reserve(uint32_t node, MPI_Aint len, MPIDI_GLEX_ring_slot_t * slot)
 {
-    if (!R.msg_max || len > R.msg_max || node >= R.nnodes ||
-        !glex_fabric_same_host(MPIDI_GLEX_global.fabric, node) || !remote_ring(node))
+    if (!R.msg_max || len > R.msg_max || node >= R.nnodes || !remote_ring(node))
         return 0;
     ring_tx_t *t = &R.tx[node];
     uint64_t need = ((uint64_t) len + 63u) & ~(uint64_t) 63u;       /* lines of their own */
