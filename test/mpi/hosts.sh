@@ -63,6 +63,23 @@ counts 4 offload GLEX_SPLIT_HOSTS=2 $flat
 # shellcheck disable=SC2086
 counts 5 offload GLEX_SPLIT_HOSTS=4 $flat
 
+# point-to-point between hosts: 1 KiB messages go through the receiver's
+# ring (the put, then the MP: 2 fabric messages each), not as fragments
+env GLEX_VERBOSE=2 GLEX_SPLIT_HOSTS=2 timeout "$limit" "$prefix/bin/mpiexec" -n 2 \
+  "$out/pt2pt" stream 1024 1000 >"$out/log" 2>&1
+rc=$?
+line=$(grep "glex: rank 0: active messages sent" "$out/log")
+ring=$(echo "$line" | sed -n 's/.* \([0-9]*\) ring,.*/\1/p')
+frag=$(echo "$line" | sed -n 's/.* \([0-9]*\) fragmented,.*/\1/p')
+wire=$(echo "$line" | sed -n 's/.*hosts: \([0-9]*\) messages sent.*/\1/p')
+if [ $rc = 0 ] && grep -q "pt2pt stream: 3000 checks, 0 errors" "$out/log" && [ "$ring" = 1000 ] &&
+   [ "$frag" = 0 ] && [ -n "$wire" ] && [ "$wire" -ge 2000 ] && [ "$wire" -le 2100 ]; then
+  ok "1000 messages of 1 KiB to another host: all through its ring, $wire fabric messages"
+else
+  notok "1 KiB messages to another host: exit $rc, ring '$ring', fragmented '$frag', fabric '$wire'"
+  tail -5 "$out/log" | sed 's/^/# /'
+fi
+
 # a running job's segments, one per host, and each node's fabric traffic
 jobs_of_user '\.h1' >"$out/jobs.before"
 env GLEX_SPLIT_HOSTS=2 timeout "$limit" "$prefix/bin/mpiexec" -n 4 "$out/nic_counts" 200000 \

@@ -3,7 +3,12 @@
  * above the eager limit), a non-contiguous large message, a stream through
  * the RDMA-eager rings (wrapping, full, credited), MPI_ANY_SOURCE
  * and probe, synchronous send, a flood of small messages (queue
- * back-pressure), message ordering, and one-sided put/get/accumulate. */
+ * back-pressure), message ordering, and one-sided put/get/accumulate.
+ *
+ * usage: pt2pt                 all of the above
+ *        pt2pt stream BYTES N  only N messages of BYTES from rank 0 to the
+ *                              last rank, each checked (with GLEX_VERBOSE=2
+ *                              the protocol counts say how they went) */
 #include "mt.h"
 #include <string.h>
 
@@ -261,11 +266,39 @@ static void one_sided(void)
     MPI_Win_free(&win);
 }
 
+/* n messages of len bytes, rank 0 to the last, in order, each checked */
+static void stream(long len, int n)
+{
+    int last = size - 1;
+    unsigned char *buf = malloc((size_t) len + 1);
+    for (int k = 0; k < n && size > 1; k++) {
+        if (rank == 0) {
+            for (long i = 0; i < len; i++)
+                buf[i] = pattern(i, k);
+            MT_MPI(MPI_Send(buf, (int) len, MPI_BYTE, last, 30, MPI_COMM_WORLD));
+        } else if (rank == last) {
+            MT_MPI(MPI_Recv(buf, (int) len, MPI_BYTE, 0, 30, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+            long bad = -1;
+            for (long i = 0; i < len && bad < 0; i++)
+                if (buf[i] != pattern(i, k))
+                    bad = i;
+            MT_CHECK(bad < 0, "stream message %d of %ld bytes: byte %ld wrong", k, len, bad);
+        }
+    }
+    free(buf);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (argc == 4 && !strcmp(argv[1], "stream")) {
+        stream(atol(argv[2]), atoi(argv[3]));
+        int rc = mt_finish("pt2pt stream");
+        MPI_Finalize();
+        return rc;
+    }
     pingpong();
     noncontig();
     ring_stream();

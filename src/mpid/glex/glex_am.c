@@ -275,6 +275,7 @@ static int send_msg(uint32_t node, int handler_id, const void *am_hdr, MPI_Aint 
         d.inline_len = (uint16_t) (WIRE_SZ + am_hdr_sz + data_sz);
         mpi_errno = post(&d, 1);
         MPIR_ERR_CHECK(mpi_errno);
+        MPIDI_GLEX_global.am_sent[MPIDI_GLEX_AM_INLINE]++;
         if (sreq)
             MPIDIG_global.origin_cbs[handler_id] (sreq);
         goto fn_exit;
@@ -284,6 +285,8 @@ static int send_msg(uint32_t node, int handler_id, const void *am_hdr, MPI_Aint 
     if (data_sz > RING_MIN && MPIDI_GLEX_ring_reserve(node, data_sz, &rs)) {
         mpi_errno = send_ring(&d, &w, am_hdr_sz, data, count, datatype, contig, true_lb,
                               data_sz, &rs, handler_id, sreq);
+        MPIR_ERR_CHECK(mpi_errno);
+        MPIDI_GLEX_global.am_sent[MPIDI_GLEX_AM_RING]++;
         goto fn_exit;   /* complete at its CQE */
     }
 
@@ -291,6 +294,7 @@ static int send_msg(uint32_t node, int handler_id, const void *am_hdr, MPI_Aint 
         mpi_errno = send_frags(&d, &w, am_hdr_sz, data, count, datatype, contig, true_lb,
                                data_sz);
         MPIR_ERR_CHECK(mpi_errno);
+        MPIDI_GLEX_global.am_sent[MPIDI_GLEX_AM_FRAG]++;
         MPIDIG_global.origin_cbs[handler_id] (sreq);
         goto fn_exit;
     }
@@ -309,6 +313,7 @@ static int send_msg(uint32_t node, int handler_id, const void *am_hdr, MPI_Aint 
     d.inline_len = (uint16_t) (WIRE_SZ + am_hdr_sz);
     mpi_errno = post(&d, 1);
     MPIR_ERR_CHECK(mpi_errno);
+    MPIDI_GLEX_global.am_sent[MPIDI_GLEX_AM_RNDV]++;
 
   fn_exit:
     return mpi_errno;

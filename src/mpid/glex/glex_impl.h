@@ -36,7 +36,11 @@ typedef struct {
     int am_idle;                       /* consecutive progress calls without work */
     uint64_t idle_since_ns;            /* progress without work since (0: busy) */
     uint64_t next_peer_check_ns;       /* idle past GLEX_TIMEOUT: next look at the peers */
+    uint64_t am_sent[4];               /* active messages sent by protocol (MPIDI_GLEX_AM_*;
+                                        * GLEX_VERBOSE=2 prints them at MPI_Finalize) */
 } MPIDI_GLEX_global_t;
+
+enum { MPIDI_GLEX_AM_INLINE, MPIDI_GLEX_AM_RING, MPIDI_GLEX_AM_FRAG, MPIDI_GLEX_AM_RNDV };
 
 extern MPIDI_GLEX_global_t MPIDI_GLEX_global;
 

@@ -301,6 +301,17 @@ int MPIDI_GLEX_mpi_finalize_hook(void)
     remove_selection();
     if (!MPIDI_GLEX_global.fabric)
         return MPI_SUCCESS;
+    if (MPIDI_GLEX_global.verbose >= 2) {
+        const uint64_t *a = MPIDI_GLEX_global.am_sent;
+        glex_wire_stats_t w;
+        glex_fabric_wire_stats(MPIDI_GLEX_global.fabric,
+                               glex_fabric_node(MPIDI_GLEX_global.fabric), &w);
+        fprintf(stderr, "glex: rank %d: active messages sent: %llu inline, %llu ring, "
+                "%llu fragmented, %llu rendezvous; fabric between hosts: %llu messages sent, "
+                "%llu bytes\n", MPIR_Process.rank, (unsigned long long) a[0],
+                (unsigned long long) a[1], (unsigned long long) a[2], (unsigned long long) a[3],
+                (unsigned long long) w.msgs_sent, (unsigned long long) w.bytes_sent);
+    }
     /* peers may still read our memory (rendezvous) or post to our queues:
      * close the VPs only once every process is here */
     mpi_errno = MPIR_pmi_barrier();
