@@ -46,7 +46,7 @@ typedef struct wmsg {
 
 _Static_assert(sizeof(wmsg_t) % 8 == 0, "a payload follows the header aligned");
 
-#define CHUNK (64u * 1024u) /* payload bytes of one message at most */
+#define CHUNK (64u * 1024u) /* payload bytes of one message at most (w->chunk: less) */
 #define BUFSZ (sizeof(wmsg_t) + CHUNK)
 #define NRECV 32u            /* receives posted */
 #define NSEND 64u            /* send buffers */
@@ -80,6 +80,8 @@ struct glex_wire {
     int have_thread;
     _Atomic int stop, connected, closing;
     uint64_t token, nonce;                  /* the job's (all addresses), this process's */
+    uint32_t chunk; /* payload bytes a message carries at most: what the provider sends
+                     * eagerly (wire_chunk), CHUNK at most */
     _Atomic uint64_t strays;                /* messages of another job, dropped */
     pthread_mutex_t cq_mu;   /* one reader of the CQ at a time: messages applied in order */
     pthread_mutex_t send_mu; /* the free send buffers */

@@ -130,8 +130,9 @@ int glex_wire_insert(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_key_t 
 static int wcopy(glex_fabric_t *f, uint32_t node, int type, uint32_t unit, uint64_t x,
                  const void *src, uint64_t len)
 {
-    for (uint64_t off = 0; off < len; off += CHUNK) {
-        uint32_t n = len - off < CHUNK ? (uint32_t)(len - off) : CHUNK;
+    uint32_t chunk = f->wire->chunk;
+    for (uint64_t off = 0; off < len; off += chunk) {
+        uint32_t n = len - off < chunk ? (uint32_t)(len - off) : chunk;
         wmsg_t m;
         memset(&m, 0, sizeof m);
         m.type = (uint8_t)type;
@@ -152,7 +153,10 @@ int glex_wire_ram(glex_fabric_t *f, uint32_t node, uint32_t unit, uint64_t off, 
 
 uint32_t glex_wire_eager_max(const glex_fabric_t *f, uint32_t node)
 {
-    return f->wire ? f->wire->eg_pages[node] * GLEX_PAGE : 0;
+    if (!f->wire)
+        return 0;
+    uint32_t part = f->wire->eg_pages[node] * GLEX_PAGE, one = f->wire->chunk / GLEX_PAGE * GLEX_PAGE;
+    return part < one ? part : one; /* data and READY in one message */
 }
 
 int glex_wire_eager(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_key_t key,

@@ -236,8 +236,8 @@ static void rx_services(glex_fabric_t *f)
         r.aux = m->aux;
         if (m->type == W_GET) {
             int bad = 0;
-            for (uint64_t off = 0; off < m->z && !bad; off += CHUNK) {
-                uint32_t n = m->z - off < CHUNK ? (uint32_t)(m->z - off) : CHUNK;
+            for (uint64_t off = 0; off < m->z && !bad; off += w->chunk) {
+                uint32_t n = m->z - off < w->chunk ? (uint32_t)(m->z - off) : w->chunk;
                 wmsg_t put;
                 memset(&put, 0, sizeof put);
                 put.type = W_PUT;
