@@ -153,10 +153,7 @@ int glex_wire_ram(glex_fabric_t *f, uint32_t node, uint32_t unit, uint64_t off, 
 
 uint32_t glex_wire_eager_max(const glex_fabric_t *f, uint32_t node)
 {
-    if (!f->wire)
-        return 0;
-    uint32_t part = f->wire->eg_pages[node] * GLEX_PAGE, one = f->wire->chunk / GLEX_PAGE * GLEX_PAGE;
-    return part < one ? part : one; /* data and READY in one message */
+    return f->wire ? f->wire->eg_pages[node] * GLEX_PAGE : 0;
 }
 
 int glex_wire_eager(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_key_t key,
@@ -171,14 +168,21 @@ int glex_wire_eager(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_key_t k
     if (claimed < 0)
         return GLEX_ENOSPC;
     uint32_t at = (uint32_t)claimed;
+    uint32_t ram = (f->hdr->eager_first_page + w->eg_first[node] + at) * GLEX_PAGE;
+    /* more than a message carries: the head as unit RAM writes, the tail
+     * with the READY (applied in this order) */
+    uint32_t head = len > w->chunk ? (len - 1) / w->chunk * w->chunk : 0;
+    int rc = head ? wcopy(f, node, W_RAM, unit, ram, src, head) : GLEX_OK;
     wmsg_t m;
     memset(&m, 0, sizeof m);
     m.type = W_EAGER;
     m.unit = (uint16_t)unit;
-    m.aux = (f->hdr->eager_first_page + w->eg_first[node] + at) * GLEX_PAGE;
+    m.aux = ram;
+    m.z = len;
     m.x = key.hi;
     m.y = key.lo;
-    int rc = glex_wire_send(f, node, &m, src, len);
+    if (!rc)
+        rc = glex_wire_send(f, node, &m, (const uint8_t *)src + head, len - head);
     if (rc)
         atomic_fetch_and_explicit(taken, ~glex_page_mask(n, at), memory_order_release);
     return rc;

@@ -75,24 +75,26 @@ static int in_ram(const glex_fabric_t *f, const wmsg_t *m)
 }
 
 /* eager data from another host: into the sender's partition of the unit's
- * eager pages, then its READY into the hash buffer (held there if full) */
+ * eager pages, then its READY into the hash buffer (held there if full).
+ * The message carries the data's tail (z bytes in all from RAM offset aux;
+ * the head came before it as unit RAM writes) */
 static void eager_landed(glex_fabric_t *f, const wmsg_t *m)
 {
     struct glex_wire *w = f->wire;
     uint32_t part = w->eg_pages[f->node], first = f->hdr->eager_first_page + GLEX_EAGER_LOCAL(f);
-    uint64_t page = m->aux / GLEX_PAGE;
+    uint64_t page = m->aux / GLEX_PAGE, total = m->z;
     /* the partition of the page, which must be the sender's */
     uint32_t idx = part && page >= first ? (uint32_t)((page - first) / part) : w->eg_nrem;
-    if (m->unit >= f->p.units || !m->len || m->aux % GLEX_PAGE || idx >= w->eg_nrem ||
-        w->eg_owner[idx] != m->src ||
-        page + (m->len + GLEX_PAGE - 1) / GLEX_PAGE > first + (idx + 1) * part) {
-        fprintf(stderr, "glex: node %u: eager data from node %u at unit %u RAM %u+%u is outside "
-                "its %u pages from %u\n", f->node, m->src, m->unit, m->aux, m->len, part,
-                (first + idx * part) * GLEX_PAGE);
+    if (m->unit >= f->p.units || !m->len || m->len > total || m->aux % GLEX_PAGE ||
+        idx >= w->eg_nrem || w->eg_owner[idx] != m->src ||
+        page + (total + GLEX_PAGE - 1) / GLEX_PAGE > first + (idx + 1) * part) {
+        fprintf(stderr, "glex: node %u: eager data from node %u at unit %u RAM %u+%llu is "
+                "outside its %u pages from %u\n", f->node, m->src, m->unit, m->aux,
+                (unsigned long long)total, part, (first + idx * part) * GLEX_PAGE);
         return;
     }
-    memcpy(glex_unit_ram(f, f->node, m->unit) + m->aux, m + 1, m->len);
-    glex_eager_landed(f, m->unit, m->len);
+    memcpy(glex_unit_ram(f, f->node, m->unit) + m->aux + (total - m->len), m + 1, m->len);
+    glex_eager_landed(f, m->unit, (uint32_t)total);
     struct {
         wmsg_t h;
         glex_ctrl_t c;
@@ -103,8 +105,8 @@ static void eager_landed(glex_fabric_t *f, const wmsg_t *m)
     r.h.len = sizeof r.c;
     memset(&r.c, 0, sizeof r.c);
     r.c.ram_off = m->aux;
-    r.c.len = m->len;
-    r.c.total = m->len;
+    r.c.len = (uint32_t)total;
+    r.c.total = (uint32_t)total;
     if (held_before(w, NULL, &r.h) || deliver(f, &r.h) == GLEX_EAGAIN)
         hold(f, &r.h);
 }
