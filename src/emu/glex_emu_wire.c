@@ -327,24 +327,29 @@ int glex_wire_poll(glex_fabric_t *f) /* f->wire set: the caller looks, off the o
     return glex_wire_drain_serve(f, 0);
 }
 
-/* A thread in glex_progress read the CQ this recently, in a process with a
- * core of its own (it reads at every call): the progress thread leaves
- * what arrives to it and looks again once that is older, instead of waking
- * at each message (2 ranks on 2 hosts: 27 futex calls a round trip against
- * 20, 8-byte latency 38-41 against 33-38 us, 512 B 85 against 64).  Where
- * processes share a core hosts read every 20 us at most and yield between:
- * the progress thread keeps watching. */
-#define HOST_POLLS_NS 2000000ull
+/* A thread in glex_progress read the CQ this recently: the progress
+ * thread leaves what arrives to it and looks again once that is older (or
+ * when that thread says it sleeps), instead of waking at each message.
+ * With a core per process (2 ranks on 2 hosts) 2 ms: 8-byte latency 17-29
+ * us against 35-40 with 200 us, when the progress thread drained the CQ
+ * at every look.  Where processes share a core, hosts read every 20 us at
+ * most and yield between, and a host that yields may not run again for a
+ * scheduler tick: 500 us (2 x 2 ranks: 8-byte allreduce 92-161 us against
+ * 160-310 when the thread woke for every message; with 2 ms one run in
+ * three took 0.85-1.1 ms a call). */
+static uint64_t host_polls_ns(glex_fabric_t *f)
+{
+    return glex_procs_per_cpu_here(f) > 1 ? 500000ull : 2000000ull;
+}
 
 /* a thread that read the CQ in glex_progress goes to sleep: the progress
- * thread watches the CQ again from now on (it always does where processes
- * share a core) */
+ * thread watches the CQ again from now on */
 void glex_wire_unwatched(glex_fabric_t *f)
 {
     struct glex_wire *w = f->wire;
-    if (!w || glex_procs_per_cpu_here(f) > 1 || !atomic_exchange(&w->polled_ns, 0))
+    if (!w || !atomic_exchange(&w->polled_ns, 0))
         return;
-    glex_wire_wake_thread(w); /* else it looks again within HOST_POLLS_NS */
+    glex_wire_wake_thread(w); /* else it looks again within host_polls_ns */
 }
 
 void glex_wire_wake_thread(struct glex_wire *w)
@@ -376,14 +381,15 @@ static void *progress_thread(void *arg)
     while (!atomic_load(&w->stop) && !atomic_load(&w->connected))
         usleep(1000); /* the job's token first: the provider keeps what arrives */
     while (!atomic_load(&w->stop)) {
-        /* a host with a core of its own reads the CQ: this thread stays
-         * off it (no drain racing the host for the CQ) until the host has
-         * not read it for HOST_POLLS_NS or says it sleeps; what a plain
-         * drain leaves to answer wakes it (service) */
+        /* a host reads the CQ: this thread stays off it (no drain racing
+         * the host for the CQ) until the host has not read it for
+         * host_polls_ns or says it sleeps; what a plain drain leaves to
+         * answer wakes it (service) */
         uint64_t last = atomic_load(&w->polled_ns), now = glex_now_ns();
-        if (glex_procs_per_cpu_here(f) == 1 && last && now - last < HOST_POLLS_NS) {
+        uint64_t window = host_polls_ns(f);
+        if (last && now - last < window) {
             w->rx->services(f);
-            thread_sleep(w, 0, HOST_POLLS_NS - (now - last));
+            thread_sleep(w, 0, window - (now - last));
             continue;
         }
         int n = glex_wire_drain_serve(f, 1);

@@ -316,6 +316,9 @@ int glex_wire_job(glex_fabric_t *f, uint64_t key, uint32_t members, int lease)
         usleep(100);
     int64_t id = rc;
     uint64_t gen = 0;
+    /* the answer is read by the progress thread: it must not wait for a
+     * host that read the CQ a moment ago (this one, now blocked here) */
+    glex_wire_unwatched(f);
     pthread_mutex_lock(&w->job_mu);
     while (!rc && !w->job_done[t]) {
         if (atomic_load(&w->dead[0])) {
