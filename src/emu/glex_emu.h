@@ -273,9 +273,20 @@ uint32_t glex_fabric_host_of(const glex_fabric_t *f, uint32_t node);
 typedef struct glex_wire_stats {
     uint64_t msgs_sent, bytes_sent, msgs_received, bytes_received;
     uint64_t held, held_total; /* messages waiting for room here: now, and ever */
+    uint64_t writes;           /* of msgs_sent: RDMA writes (FI_RMA) */
     char provider[64];
 } glex_wire_stats_t;
 int glex_fabric_wire_stats(const glex_fabric_t *f, uint32_t node, glex_wire_stats_t *s);
+/* A job on several hosts, where the provider has RDMA writes (FI_RMA):
+ * glex_fabric_expose registers this process's memory [base, base+bytes)
+ * for writes from other hosts and gives the key they need (one region a
+ * process; GLEX_ENOTSUP without FI_RMA or on one host);
+ * glex_fabric_remote_region tells this process what node exposed: an RDMA
+ * put into it then travels as an RDMA write (the provider placing the data
+ * in that memory), any other put as a message its process applies. */
+int glex_fabric_expose(glex_fabric_t *f, void *base, uint64_t bytes, uint64_t *key);
+int glex_fabric_remote_region(glex_fabric_t *f, uint32_t node, uint64_t base, uint64_t bytes,
+                              uint64_t key);
 /* Map an existing job's segment read-only to look at its counters, without
  * taking a node or starting an engine (glex-info).  Close with fabric_close. */
 int glex_fabric_observe(const char *job, glex_fabric_t **out);

@@ -131,6 +131,7 @@ typedef struct glex_node_shm {
      * way, messages waiting here for room (now, ever) */
     _Atomic uint64_t wire_msgs_sent, wire_bytes_sent, wire_msgs_received, wire_bytes_received;
     _Atomic uint64_t wire_held, wire_held_total;
+    _Atomic uint64_t wire_writes; /* of wire_msgs_sent: RDMA writes (FI_RMA) */
     /* host memory the node registered for the NIC's DMA (glex_region_publish):
      * id 0 = free; id is written last (release), after fd, base and bytes */
     struct {
@@ -408,8 +409,12 @@ void glex_wire_eager_freed(glex_fabric_t *f, uint32_t unit, uint32_t page, uint3
 /* return the freed pages to their senders, a partition's once half of it is
  * freed (a sender whose partition is full asks for credit meanwhile) */
 void glex_wire_eager_flush(glex_fabric_t *f);
-/* bytes into node's process memory at addr (RDMA put) */
+/* bytes into node's process memory at addr (RDMA put): an RDMA write into
+ * the region node exposed, else a message its process applies */
 int glex_wire_put(glex_fabric_t *f, uint32_t node, uint64_t addr, const void *src, uint64_t len);
+/* register [base, +len) of this process for other hosts' RDMA writes
+ * (glex_fabric_expose) */
+int glex_wire_expose(glex_fabric_t *f, void *base, uint64_t len, uint64_t *key);
 /* RDMA get: node's [remote, +len) into this process's local; returns a
  * ticket (>= 0) to poll with glex_wire_get_done, or < 0 */
 int glex_wire_get(glex_fabric_t *f, uint32_t node, void *local, uint64_t remote, uint64_t len);

@@ -216,6 +216,112 @@ static void post_recv(glex_fabric_t *f, wbuf_t *b)
     }
 }
 
+static int is_write(const struct glex_wire *w, const void *ctx)
+{
+    return (const uint8_t *)ctx >= (const uint8_t *)w->writes &&
+           (const uint8_t *)ctx < (const uint8_t *)(w->writes + NWRITES);
+}
+
+/* a send's buffer comes back; a write's waiter learns how it went (or, if
+ * it gave up waiting, the slot is free again) */
+static void done_send(struct glex_wire *w, void *ctx, int failed)
+{
+    if (!is_write(w, ctx)) {
+        give_send(w, ctx);
+        return;
+    }
+    wwrite_t *r = ctx;
+    int one = 1;
+    if (!atomic_compare_exchange_strong(&r->state, &one, failed ? -1 : 2))
+        atomic_store(&r->state, 0); /* given up */
+    atomic_fetch_sub(&w->sends_out, 1);
+}
+
+int glex_wire_write(glex_fabric_t *f, uint32_t node, uint64_t addr, const void *src,
+                    uint64_t len)
+{
+    struct glex_wire *w = f->wire;
+    if (atomic_load(&w->dead[node]))
+        return glex_error(GLEX_EDEAD, "node %u on host %u is unreachable over the fabric", node,
+                          f->host_of[node]);
+    wwrite_t *r = NULL;
+    while (!r) {
+        for (uint32_t i = 0; i < NWRITES && !r; i++) {
+            int z = 0;
+            if (atomic_compare_exchange_strong(&w->writes[i].state, &z, 1))
+                r = &w->writes[i];
+        }
+        if (!r && !reap_sends(f) && !glex_wire_drain(f, 0))
+            sched_yield();
+    }
+    uint64_t raddr = w->rma_virt ? addr : addr - w->rg_base[node];
+    atomic_fetch_add(&w->sends_out, 1);
+    uint64_t now = glex_coarse_ns(), give_up = now + f->p.timeout_ms * 1000000ull;
+    ssize_t rc;
+    /* under the order lock: a send of this thread after it goes after it */
+    pthread_mutex_lock(&w->order_mu);
+    while ((rc = fi_write(w->ep, src, len, NULL, (fi_addr_t)node, raddr, w->rg_key[node],
+                          &r->ctx)) == -FI_EAGAIN && glex_coarse_ns() < give_up)
+        if (!reap_sends(f) && !glex_wire_drain(f, 0))
+            sched_yield();
+    pthread_mutex_unlock(&w->order_mu);
+    if (rc) {
+        atomic_fetch_sub(&w->sends_out, 1);
+        atomic_store(&r->state, 0);
+        glex_wire_mark_dead(f, node, rc == -FI_EAGAIN ? "it takes no RDMA write"
+                                                      : fi_strerror((int)-rc));
+        return glex_wire_fail("fi_write", rc);
+    }
+    /* the source may be reused once the write completes */
+    int st;
+    while ((st = atomic_load(&r->state)) == 1) {
+        if (glex_coarse_ns() > give_up || atomic_load(&w->dead[node])) {
+            int one = 1;
+            if (atomic_compare_exchange_strong(&r->state, &one, 3)) { /* freed when done */
+                glex_wire_mark_dead(f, node, "an RDMA write to it did not complete");
+                return glex_error(GLEX_EDEAD, "an RDMA write to node %u on host %u did not "
+                                  "complete in %u ms", node, f->host_of[node], f->p.timeout_ms);
+            }
+            continue;
+        }
+        if (!reap_sends(f) && !glex_wire_drain(f, 0))
+            sched_yield();
+    }
+    atomic_store(&r->state, 0);
+    if (st < 0) {
+        glex_wire_mark_dead(f, node, "an RDMA write to it failed");
+        return glex_error(GLEX_EDEAD, "an RDMA write to node %u on host %u failed", node,
+                          f->host_of[node]);
+    }
+    glex_node_shm_t *me = glex_node_shm(f, f->node);
+    atomic_fetch_add_explicit(&me->wire_msgs_sent, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&me->wire_bytes_sent, len, memory_order_relaxed);
+    atomic_fetch_add_explicit(&me->wire_writes, 1, memory_order_relaxed);
+    atomic_store_explicit(&w->talked[node], 1, memory_order_relaxed);
+    return GLEX_OK;
+}
+
+int glex_wire_expose(glex_fabric_t *f, void *base, uint64_t len, uint64_t *key)
+{
+    struct glex_wire *w = f->wire;
+    *key = 0;
+    if (!w || !w->rma || w->mr)
+        return GLEX_ENOTSUP;
+    int rc = fi_mr_reg(w->domain, base, len, FI_REMOTE_WRITE, 0, 1, 0, &w->mr, NULL);
+    if (!rc && (w->info->domain_attr->mr_mode & FI_MR_ENDPOINT) &&
+        ((rc = fi_mr_bind(w->mr, &w->ep->fid, 0)) || (rc = fi_mr_enable(w->mr)))) {
+        fi_close(&w->mr->fid);
+    }
+    if (rc) {
+        w->mr = NULL;
+        return glex_wire_fail("fi_mr_reg", rc);
+    }
+    w->mr_base = (uint64_t)(uintptr_t)base;
+    w->mr_len = len;
+    *key = fi_mr_key(w->mr);
+    return GLEX_OK;
+}
+
 /* sends complete on a CQ of their own without a wait object: a send's
  * completion wakes no thread (one CQ for both woke the progress thread at
  * every send, 2 context switches and a futex hand-off a message).  Their
@@ -233,9 +339,10 @@ static int reap_sends(glex_fabric_t *f)
             struct fi_cq_err_entry err;
             memset(&err, 0, sizeof err);
             if (fi_cq_readerr(w->txcq, &err, 0) == 1 && err.op_context) {
-                wbuf_t *b = err.op_context;
-                glex_wire_mark_dead(f, b->node, fi_strerror(err.err));
-                give_send(w, b);
+                if (!is_write(w, err.op_context))
+                    glex_wire_mark_dead(f, ((wbuf_t *)err.op_context)->node,
+                                        fi_strerror(err.err));
+                done_send(w, err.op_context, 1);
             }
             n++;
             continue;
@@ -243,7 +350,7 @@ static int reap_sends(glex_fabric_t *f)
         if (got <= 0)
             return n;
         for (ssize_t i = 0; i < got; i++)
-            give_send(w, e[i].op_context);
+            done_send(w, e[i].op_context, 0);
         n += (int)got;
     }
 }
@@ -501,10 +608,13 @@ int glex_wire_start(glex_fabric_t *f, const struct glex_wire_rx *rx)
     w->heard_ns = calloc(f->nnodes, sizeof *w->heard_ns);
     w->rx_next = calloc(f->nnodes, sizeof *w->rx_next);
     w->tx_seq = calloc(f->nnodes, sizeof *w->tx_seq);
+    w->rg_base = calloc(f->nnodes, sizeof *w->rg_base);
+    w->rg_len = calloc(f->nnodes, sizeof *w->rg_len);
+    w->rg_key = calloc(f->nnodes, sizeof *w->rg_key);
     pthread_mutex_init(&w->order_mu, NULL);
     w->bufs = aligned_alloc(64, sizeof(wbuf_t) * (NRECV + NSEND));
     if (!w->ping_ns || !w->pong_ns || !w->dead || !w->bufs || !w->rx_next || !w->tx_seq ||
-        !w->talked || !w->heard_ns)
+        !w->talked || !w->heard_ns || !w->rg_base || !w->rg_len || !w->rg_key)
         return glex_error(GLEX_ENOMEM, "out of memory for the fabric endpoint");
     int rc = eager_partitions(f, w);
     if (rc)
@@ -514,17 +624,28 @@ int glex_wire_start(glex_fabric_t *f, const struct glex_wire_rx *rx)
     if (!hints)
         return glex_error(GLEX_ENOMEM, "out of memory for libfabric hints");
     hints->ep_attr->type = FI_EP_RDM;
-    hints->caps = FI_MSG;
+    /* RDMA writes where the provider has them and delivers a send after a
+     * write before it (FI_ORDER_SAW: a ring's data, then its MP) */
+    hints->caps = FI_MSG | FI_RMA;
     hints->mode = FI_CONTEXT;
-    hints->tx_attr->msg_order = FI_ORDER_SAS;
-    hints->rx_attr->msg_order = FI_ORDER_SAS;
+    hints->tx_attr->msg_order = FI_ORDER_SAS | FI_ORDER_SAW;
+    hints->rx_attr->msg_order = FI_ORDER_SAS | FI_ORDER_SAW;
     hints->domain_attr->threading = FI_THREAD_SAFE;
     hints->domain_attr->av_type = FI_AV_TABLE;
     hints->domain_attr->mr_mode = 0;
     const char *prov = glex_env("FI_PROVIDER");
     hints->fabric_attr->prov_name = strdup(prov && *prov ? prov : "tcp;ofi_rxm");
     rc = fi_getinfo(FI_VERSION(1, 9), NULL, NULL, 0, hints, &w->info);
+    if (rc) { /* messages only */
+        hints->caps = FI_MSG;
+        hints->tx_attr->msg_order = hints->rx_attr->msg_order = FI_ORDER_SAS;
+        rc = fi_getinfo(FI_VERSION(1, 9), NULL, NULL, 0, hints, &w->info);
+    }
     fi_freeinfo(hints);
+    /* a source buffer must not need registering (user memory) */
+    w->rma = !rc && (w->info->caps & FI_RMA) &&
+             !(w->info->domain_attr->mr_mode & (FI_MR_LOCAL | FI_MR_RAW | FI_MR_MMU_NOTIFY));
+    w->rma_virt = !rc && (w->info->domain_attr->mr_mode & FI_MR_VIRT_ADDR);
     if (rc)
         return glex_error(GLEX_ESYS, "libfabric: no provider '%s' with reliable datagrams and "
                           "ordered messages (fi_getinfo: %s); set FI_PROVIDER to one fi_info "
@@ -602,6 +723,8 @@ void glex_wire_stop(glex_fabric_t *f)
         glex_wire_wake_thread(w);
         pthread_join(w->th, NULL);
     }
+    if (w->mr)
+        fi_close(&w->mr->fid);
     if (w->ep)
         fi_close(&w->ep->fid);
     if (w->av)
@@ -627,6 +750,9 @@ void glex_wire_stop(glex_fabric_t *f)
         }
     free(w->rx_next);
     free(w->tx_seq);
+    free(w->rg_base);
+    free(w->rg_len);
+    free(w->rg_key);
     free(w->eg_pages);
     free(w->eg_first);
     free((void *)w->eg_taken);

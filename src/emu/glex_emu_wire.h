@@ -14,6 +14,7 @@
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -52,6 +53,7 @@ _Static_assert(sizeof(wmsg_t) % 8 == 0, "a payload follows the header aligned");
 #define NSEND 64u            /* send buffers */
 #define NGETS 256u           /* RDMA gets in flight */
 #define NJOBS 64u            /* JobID requests in flight */
+#define NWRITES 64u          /* RDMA writes in flight */
 
 typedef struct wbuf {
     struct fi_context ctx; /* first: the completion's op_context is the buffer */
@@ -59,6 +61,11 @@ typedef struct wbuf {
     uint32_t node, is_recv;
     _Alignas(64) uint8_t data[BUFSZ];
 } wbuf_t;
+
+typedef struct wwrite { /* an RDMA write in flight: its completion's op_context */
+    struct fi_context ctx;
+    _Atomic int state; /* 0 free, 1 in flight, 2 done, -1 failed, 3 given up (freed when done) */
+} wwrite_t;
 
 typedef struct held { /* a message that waits at its receiver (table or queue full) */
     struct held *next;
@@ -119,6 +126,14 @@ struct glex_wire {
     uint32_t *eg_owner;            /* per partition here: the node that fills it */
     _Atomic uint64_t *eg_ret;      /* per unit x partition here: pages read, to return */
     _Atomic int eg_pending;
+    /* RDMA writes (FI_RMA, where the provider has it and orders a send
+     * after a write): into memory a node of another host exposed */
+    int rma;                       /* the endpoint does FI_RMA */
+    int rma_virt;                  /* its addresses are virtual (FI_MR_VIRT_ADDR), else offsets */
+    struct fid_mr *mr;             /* this process's exposed memory (one region) */
+    uint64_t mr_base, mr_len;
+    uint64_t *rg_base, *rg_len, *rg_key; /* per node: the region it exposed (len 0: none) */
+    wwrite_t writes[NWRITES];
 };
 
 
@@ -144,6 +159,11 @@ int glex_wire_drain_serve(glex_fabric_t *f, int block);
 void glex_wire_mark_dead(glex_fabric_t *f, uint32_t node, const char *why);
 /* wake the progress thread (its eventfd); it also looks again on its own */
 void glex_wire_wake_thread(struct glex_wire *w);
+/* an RDMA write of len bytes from src to addr in node's exposed region
+ * (key), returning once src may be reused; the provider orders a later
+ * send to node after it */
+int glex_wire_write(glex_fabric_t *f, uint32_t node, uint64_t addr, const void *src,
+                    uint64_t len);
 /* a copy of message m with its payload, to keep in a list (NULL, said on
  * stderr, when out of memory); append e to the list head..tail */
 held_t *glex_wire_keep(const wmsg_t *m);

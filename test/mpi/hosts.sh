@@ -80,6 +80,22 @@ else
   tail -5 "$out/log" | sed 's/^/# /'
 fi
 
+# from 8 KiB a ring's data crosses as an RDMA write (FI_RMA: tcp;ofi_rxm
+# has it), one per message through the ring
+env GLEX_VERBOSE=2 GLEX_SPLIT_HOSTS=2 timeout "$limit" "$prefix/bin/mpiexec" -n 2 \
+  "$out/pt2pt" stream 16384 300 >"$out/log" 2>&1
+rc=$?
+line=$(grep "glex: rank 0: active messages sent" "$out/log")
+ring=$(echo "$line" | sed -n 's/.* \([0-9]*\) ring,.*/\1/p')
+writes=$(echo "$line" | sed -n 's/.*(\([0-9]*\) RDMA writes).*/\1/p')
+if [ $rc = 0 ] && grep -q "pt2pt stream: 900 checks, 0 errors" "$out/log" && [ -n "$ring" ] &&
+   [ "$ring" -gt 0 ] && [ "$writes" = "$ring" ]; then
+  ok "300 messages of 16 KiB to another host: $ring through its ring, each an RDMA write"
+else
+  notok "16 KiB messages to another host: exit $rc, ring '$ring', RDMA writes '$writes'"
+  tail -5 "$out/log" | sed 's/^/# /'
+fi
+
 # a running job's segments, one per host, and each node's fabric traffic
 jobs_of_user '\.h1' >"$out/jobs.before"
 env GLEX_SPLIT_HOSTS=2 timeout "$limit" "$prefix/bin/mpiexec" -n 4 "$out/nic_counts" 200000 \

@@ -11,8 +11,9 @@
  * other protocols instead (nothing waits).  On one host the sender's NIC
  * writes the ring in place (registered memory, found in the host's
  * segment); to a process on another host the put crosses the fabric ahead
- * of the MP (applied in that order at the receiver), the ring's address
- * learnt at MPI_Init through PMI. */
+ * of the MP (an RDMA write where the provider has them, else a message
+ * applied before the MP), the ring's address and key learnt at MPI_Init
+ * through PMI. */
 #include "glex_impl.h"
 
 /* ring bytes per source: 8 MiB per process in all, 16 KiB - 1 MiB each */
@@ -43,17 +44,32 @@ static struct {
     uint64_t *base;     /* a job on several hosts: every process's region (0: none) */
 } R;
 
-/* a job on several hosts: every process's ring region through PMI (each
- * process takes part, with 0 where it has none) */
+/* a job on several hosts: every process's ring region and the key of its
+ * RDMA writes through PMI (each process takes part, with 0 where it has
+ * no ring); a node whose ring takes RDMA writes (FI_RMA) is told to the
+ * NIC model */
 static int share_bases(void)
 {
     int mpi_errno = MPI_SUCCESS;
-    uint64_t mine = R.msg_max ? (uint64_t) (uintptr_t) R.region.base : 0;
+    glex_fabric_t *f = MPIDI_GLEX_global.fabric;
+    uint64_t mine[3] = { 0, 0, 0 };     /* base, key, 1: the key is good */
+    if (R.msg_max) {
+        mine[0] = (uint64_t) (uintptr_t) R.region.base;
+        mine[2] = glex_fabric_expose(f, R.region.base, R.ring * R.nnodes, &mine[1]) == GLEX_OK;
+    }
+    uint64_t *all = MPL_calloc(R.nnodes, sizeof mine, MPL_MEM_BUFFER);
     R.base = MPL_calloc(R.nnodes, sizeof *R.base, MPL_MEM_BUFFER);
-    MPIR_ERR_CHKANDJUMP1(!R.base, mpi_errno, MPI_ERR_OTHER, "**nomem", "**nomem %s",
+    MPIR_ERR_CHKANDJUMP1(!all || !R.base, mpi_errno, MPI_ERR_OTHER, "**nomem", "**nomem %s",
                          "the ring addresses of the job");
-    mpi_errno = MPIR_pmi_allgather(&mine, sizeof mine, R.base, sizeof mine, MPIR_PMI_DOMAIN_ALL);
+    mpi_errno = MPIR_pmi_allgather(mine, sizeof mine, all, sizeof mine, MPIR_PMI_DOMAIN_ALL);
+    MPIR_ERR_CHECK(mpi_errno);
+    for (uint32_t i = 0; i < R.nnodes; i++) {
+        R.base[i] = all[3 * i];
+        if (all[3 * i] && all[3 * i + 2] && !glex_fabric_same_host(f, i))
+            (void) glex_fabric_remote_region(f, i, all[3 * i], R.ring * R.nnodes, all[3 * i + 1]);
+    }
   fn_fail:
+    MPL_free(all);
     return mpi_errno;
 }
 
