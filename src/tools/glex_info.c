@@ -156,13 +156,14 @@ static void show_fabric(glex_fabric_t *f, int all)
         if (glex_fabric_wire_stats(f, n, &w) || (!all && !w.msgs_sent && !w.msgs_received))
             continue;
         if (!header++)
-            printf("Fabric between hosts (libfabric):\n  %5s %10s %14s %10s %14s %6s %10s\n",
-                   "node", "msgs_sent", "bytes_sent", "msgs_recv", "bytes_recv", "held",
-                   "held_ever");
-        printf("  %5u %10llu %14llu %10llu %14llu %6llu %10llu\n", n,
+            printf("Fabric between hosts (libfabric):\n  %5s %10s %14s %10s %14s %6s %10s "
+                   "%10s\n", "node", "msgs_sent", "bytes_sent", "msgs_recv", "bytes_recv",
+                   "held", "held_ever", "rdma_wr");
+        printf("  %5u %10llu %14llu %10llu %14llu %6llu %10llu %10llu\n", n,
                (unsigned long long)w.msgs_sent, (unsigned long long)w.bytes_sent,
                (unsigned long long)w.msgs_received, (unsigned long long)w.bytes_received,
-               (unsigned long long)w.held, (unsigned long long)w.held_total);
+               (unsigned long long)w.held, (unsigned long long)w.held_total,
+               (unsigned long long)w.writes);
     }
 }
 
