@@ -19,18 +19,21 @@
 #   -r N        runs of each, default 3 (the median is reported)
 #   -t SEC      time limit of one run, default 600
 #   -o DIR      output directory, default bench/results/<date>-p2p
+#   -N          two hosts: network namespaces joined by a veth pair
+#               (scripts/glex-netns.sh; root), half the ranks in each, every
+#               system over that link (process counts must be even)
 #   -h          this text
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(dirname "$here")
 prefix= nps="2 4" tests="latency bw bibw mbw_mr md" systems= range=1:4194304 mdargs="-s 200"
-reps=3 limit=600 out=
-while getopts p:n:T:s:m:M:r:t:o:h opt; do
+reps=3 limit=600 out= netns=
+while getopts p:n:T:s:m:M:r:t:o:Nh opt; do
   case $opt in
     p) prefix=$OPTARG ;; n) nps=$OPTARG ;; T) tests=$OPTARG ;; s) systems=$OPTARG ;;
     m) range=$OPTARG ;; M) mdargs=$OPTARG ;; r) reps=$OPTARG ;; t) limit=$OPTARG ;;
-    o) out=$OPTARG ;;
-    h) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    o) out=$OPTARG ;; N) netns=1 ;;
+    h) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "p2p-sweep.sh: see -h" >&2; exit 2 ;;
   esac
 done
@@ -64,17 +67,34 @@ if command -v mpicc.openmpi >/dev/null && command -v mpirun.openmpi >/dev/null &
 fi
 [ -n "$systems" ] || systems=$avail
 
+if [ -n "$netns" ]; then
+  for np in $nps; do
+    [ $((np % 2)) = 0 ] || { echo "p2p-sweep.sh: -N: process count $np is odd (half on each host)" >&2; exit 2; }
+  done
+  nsname=glexP$$
+  sh "$src/scripts/glex-netns.sh" up "$nsname" "$out" || exit 1
+  trap 'sh "$src/scripts/glex-netns.sh" down "$nsname"' EXIT
+fi
 csv=$out/p2p.csv mdcsv=$out/md.csv
 echo "system,test,np,size,value" > "$csv"
 echo "system,np,run,time_s,comm_s,allreduce_s,energy" > "$mdcsv"
 ncpu=$(nproc)
 launcher() { # system np -> the command that starts np processes
+  ns= hy=
+  if [ -n "$netns" ]; then # as bench/osu-sweep.sh -N
+    ns="ip netns exec $nsname-a"
+    hy="-launcher ssh -launcher-exec $out/launch.sh -iface glexv0 -hosts 10.77.0.1,10.77.0.2 \
+      -ppn $(($2 / 2)) -genv FI_TCP_IFACE glexv0"
+  fi
   case $1 in
-    glex) echo "$prefix/bin/mpiexec -n $2" ;;
-    mpich) echo "mpiexec.mpich -n $2" ;;
+    glex) echo "$ns $prefix/bin/mpiexec $hy -n $2" ;;
+    mpich) echo "$ns mpiexec.mpich $hy -n $2" ;;
     openmpi)
       os=; [ "$2" -gt "$ncpu" ] && os=--oversubscribe
-      echo "env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun.openmpi $os -n $2" ;;
+      [ -n "$netns" ] && os="$os --mca plm_rsh_agent $out/launch.sh \
+        --host 10.77.0.1:$(($2 / 2)),10.77.0.2:$(($2 / 2)) --mca btl self,vader,tcp \
+        --mca btl_tcp_if_include glexv0 --mca oob_tcp_if_include glexv0 --mca mpi_yield_when_idle 1"
+      echo "$ns env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun.openmpi $os -n $2" ;;
   esac
 }
 for np in $nps; do
