@@ -316,8 +316,6 @@ int glex_wire_expose(glex_fabric_t *f, void *base, uint64_t len, uint64_t *key)
         w->mr = NULL;
         return glex_wire_fail("fi_mr_reg", rc);
     }
-    w->mr_base = (uint64_t)(uintptr_t)base;
-    w->mr_len = len;
     *key = fi_mr_key(w->mr);
     return GLEX_OK;
 }

@@ -131,7 +131,6 @@ struct glex_wire {
     int rma;                       /* the endpoint does FI_RMA */
     int rma_virt;                  /* its addresses are virtual (FI_MR_VIRT_ADDR), else offsets */
     struct fid_mr *mr;             /* this process's exposed memory (one region) */
-    uint64_t mr_base, mr_len;
     uint64_t *rg_base, *rg_len, *rg_key; /* per node: the region it exposed (len 0: none) */
     wwrite_t writes[NWRITES];
 };

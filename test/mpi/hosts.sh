@@ -63,15 +63,21 @@ counts 4 offload GLEX_SPLIT_HOSTS=2 $flat
 # shellcheck disable=SC2086
 counts 5 offload GLEX_SPLIT_HOSTS=4 $flat
 
+# stream BYTES N: pt2pt's stream mode on 2 hosts with GLEX_VERBOSE=2; rc,
+# and from rank 0's counts ring, frag, wire (fabric messages), writes
+stream() {
+  env GLEX_VERBOSE=2 GLEX_SPLIT_HOSTS=2 timeout "$limit" "$prefix/bin/mpiexec" -n 2 \
+    "$out/pt2pt" stream "$1" "$2" >"$out/log" 2>&1
+  rc=$?
+  line=$(grep "glex: rank 0: active messages sent" "$out/log")
+  ring=$(echo "$line" | sed -n 's/.* \([0-9]*\) ring,.*/\1/p')
+  frag=$(echo "$line" | sed -n 's/.* \([0-9]*\) fragmented,.*/\1/p')
+  wire=$(echo "$line" | sed -n 's/.*hosts: \([0-9]*\) messages sent.*/\1/p')
+  writes=$(echo "$line" | sed -n 's/.*(\([0-9]*\) RDMA writes).*/\1/p')
+}
 # point-to-point between hosts: 1 KiB messages go through the receiver's
 # ring (the put, then the MP: 2 fabric messages each), not as fragments
-env GLEX_VERBOSE=2 GLEX_SPLIT_HOSTS=2 timeout "$limit" "$prefix/bin/mpiexec" -n 2 \
-  "$out/pt2pt" stream 1024 1000 >"$out/log" 2>&1
-rc=$?
-line=$(grep "glex: rank 0: active messages sent" "$out/log")
-ring=$(echo "$line" | sed -n 's/.* \([0-9]*\) ring,.*/\1/p')
-frag=$(echo "$line" | sed -n 's/.* \([0-9]*\) fragmented,.*/\1/p')
-wire=$(echo "$line" | sed -n 's/.*hosts: \([0-9]*\) messages sent.*/\1/p')
+stream 1024 1000
 if [ $rc = 0 ] && grep -q "pt2pt stream: 3000 checks, 0 errors" "$out/log" && [ "$ring" = 1000 ] &&
    [ "$frag" = 0 ] && [ -n "$wire" ] && [ "$wire" -ge 2000 ] && [ "$wire" -le 2100 ]; then
   ok "1000 messages of 1 KiB to another host: all through its ring, $wire fabric messages"
@@ -82,12 +88,7 @@ fi
 
 # from 8 KiB a ring's data crosses as an RDMA write (FI_RMA: tcp;ofi_rxm
 # has it), one per message through the ring
-env GLEX_VERBOSE=2 GLEX_SPLIT_HOSTS=2 timeout "$limit" "$prefix/bin/mpiexec" -n 2 \
-  "$out/pt2pt" stream 16384 300 >"$out/log" 2>&1
-rc=$?
-line=$(grep "glex: rank 0: active messages sent" "$out/log")
-ring=$(echo "$line" | sed -n 's/.* \([0-9]*\) ring,.*/\1/p')
-writes=$(echo "$line" | sed -n 's/.*(\([0-9]*\) RDMA writes).*/\1/p')
+stream 16384 300
 if [ $rc = 0 ] && grep -q "pt2pt stream: 900 checks, 0 errors" "$out/log" && [ -n "$ring" ] &&
    [ "$ring" -gt 0 ] && [ "$writes" = "$ring" ]; then
   ok "300 messages of 16 KiB to another host: $ring through its ring, each an RDMA write"
