@@ -241,6 +241,15 @@ int glex_wire_write(glex_fabric_t *f, uint32_t node, uint64_t addr, const void *
                     uint64_t len)
 {
     struct glex_wire *w = f->wire;
+    return glex_wire_write_key(f, node, w->rma_virt ? addr : addr - w->rg_base[node],
+                               w->rg_key[node], src, len);
+}
+
+/* one fi_write of at most max_msg_size bytes, waited for */
+static int write_one(glex_fabric_t *f, uint32_t node, uint64_t raddr, uint64_t key,
+                     const void *src, uint64_t len)
+{
+    struct glex_wire *w = f->wire;
     if (atomic_load(&w->dead[node]))
         return glex_error(GLEX_EDEAD, "node %u on host %u is unreachable over the fabric", node,
                           f->host_of[node]);
@@ -254,14 +263,13 @@ int glex_wire_write(glex_fabric_t *f, uint32_t node, uint64_t addr, const void *
         if (!r && !reap_sends(f) && !glex_wire_drain(f, 0))
             sched_yield();
     }
-    uint64_t raddr = w->rma_virt ? addr : addr - w->rg_base[node];
     atomic_fetch_add(&w->sends_out, 1);
     uint64_t now = glex_coarse_ns(), give_up = now + f->p.timeout_ms * 1000000ull;
     ssize_t rc;
     /* under the order lock: a send of this thread after it goes after it */
     pthread_mutex_lock(&w->order_mu);
-    while ((rc = fi_write(w->ep, src, len, NULL, (fi_addr_t)node, raddr, w->rg_key[node],
-                          &r->ctx)) == -FI_EAGAIN && glex_coarse_ns() < give_up)
+    while ((rc = fi_write(w->ep, src, len, NULL, (fi_addr_t)node, raddr, key, &r->ctx)) ==
+               -FI_EAGAIN && glex_coarse_ns() < give_up)
         if (!reap_sends(f) && !glex_wire_drain(f, 0))
             sched_yield();
     pthread_mutex_unlock(&w->order_mu);
@@ -301,23 +309,48 @@ int glex_wire_write(glex_fabric_t *f, uint32_t node, uint64_t addr, const void *
     return GLEX_OK;
 }
 
+int glex_wire_write_key(glex_fabric_t *f, uint32_t node, uint64_t raddr, uint64_t key,
+                        const void *src, uint64_t len)
+{
+    uint64_t most = f->wire->info->ep_attr->max_msg_size;
+    if (!most || most > (1ull << 30))
+        most = 1ull << 30;
+    for (uint64_t off = 0; off < len; off += most) {
+        int rc = write_one(f, node, raddr + off, key, (const uint8_t *)src + off,
+                           len - off < most ? len - off : most);
+        if (rc)
+            return rc;
+    }
+    return GLEX_OK;
+}
+
+int glex_wire_reg(glex_fabric_t *f, void *base, uint64_t len, uint64_t want, struct fid_mr **mr,
+                  uint64_t *key)
+{
+    struct glex_wire *w = f->wire;
+    *mr = NULL;
+    *key = 0;
+    if (!w || !w->rma)
+        return GLEX_ENOTSUP;
+    int rc = fi_mr_reg(w->domain, base, len, FI_REMOTE_WRITE, 0, want, 0, mr, NULL);
+    if (!rc && (w->info->domain_attr->mr_mode & FI_MR_ENDPOINT) &&
+        ((rc = fi_mr_bind(*mr, &w->ep->fid, 0)) || (rc = fi_mr_enable(*mr))))
+        fi_close(&(*mr)->fid);
+    if (rc) {
+        *mr = NULL;
+        return glex_wire_fail("fi_mr_reg", rc);
+    }
+    *key = fi_mr_key(*mr);
+    return GLEX_OK;
+}
+
 int glex_wire_expose(glex_fabric_t *f, void *base, uint64_t len, uint64_t *key)
 {
     struct glex_wire *w = f->wire;
     *key = 0;
     if (!w || !w->rma || w->mr)
         return GLEX_ENOTSUP;
-    int rc = fi_mr_reg(w->domain, base, len, FI_REMOTE_WRITE, 0, 1, 0, &w->mr, NULL);
-    if (!rc && (w->info->domain_attr->mr_mode & FI_MR_ENDPOINT) &&
-        ((rc = fi_mr_bind(w->mr, &w->ep->fid, 0)) || (rc = fi_mr_enable(w->mr)))) {
-        fi_close(&w->mr->fid);
-    }
-    if (rc) {
-        w->mr = NULL;
-        return glex_wire_fail("fi_mr_reg", rc);
-    }
-    *key = fi_mr_key(w->mr);
-    return GLEX_OK;
+    return glex_wire_reg(f, base, len, RING_KEY, &w->mr, key);
 }
 
 /* sends complete on a CQ of their own without a wait object: a send's
@@ -723,6 +756,9 @@ void glex_wire_stop(glex_fabric_t *f)
     }
     if (w->mr)
         fi_close(&w->mr->fid);
+    for (uint32_t i = 0; i < NGETS; i++)
+        if (w->get_mr[i])
+            fi_close(&w->get_mr[i]->fid);
     if (w->ep)
         fi_close(&w->ep->fid);
     if (w->av)

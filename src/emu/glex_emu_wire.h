@@ -36,7 +36,8 @@ typedef struct wmsg {
     uint64_t x;    /* key hi; address (RAM offset, PUT/GET target); JobID key */
     uint64_t y;    /* key lo | dest VP << 32 (INSERT); GET reply address; result (JOBREPLY) */
     uint64_t z;    /* GET length; generation (JOBREPLY) */
-    uint64_t vt;
+    uint64_t vt;   /* virtual time; GET with cp 1: the key under which the requester
+                    * registered its destination (the data comes as RDMA writes) */
     uint32_t seq;  /* per (sender, receiver): applied in this order whatever order the
                     * provider completes them in (a large message may complete after a
                     * later small one) */
@@ -54,6 +55,8 @@ _Static_assert(sizeof(wmsg_t) % 8 == 0, "a payload follows the header aligned");
 #define NGETS 256u           /* RDMA gets in flight */
 #define NJOBS 64u            /* JobID requests in flight */
 #define NWRITES 64u          /* RDMA writes in flight */
+#define RING_KEY 1u          /* the key asked for the exposed rings; a get's: GET_KEY + ticket */
+#define GET_KEY 2u
 
 typedef struct wbuf {
     struct fi_context ctx; /* first: the completion's op_context is the buffer */
@@ -131,6 +134,8 @@ struct glex_wire {
     int rma;                       /* the endpoint does FI_RMA */
     int rma_virt;                  /* its addresses are virtual (FI_MR_VIRT_ADDR), else offsets */
     struct fid_mr *mr;             /* this process's exposed memory (one region) */
+    struct fid_mr *get_mr[NGETS];  /* per get in flight: its destination, written by the
+                                    * node that has the data (NULL: it sends messages) */
     uint64_t *rg_base, *rg_len, *rg_key; /* per node: the region it exposed (len 0: none) */
     wwrite_t writes[NWRITES];
 };
@@ -163,6 +168,14 @@ void glex_wire_wake_thread(struct glex_wire *w);
  * send to node after it */
 int glex_wire_write(glex_fabric_t *f, uint32_t node, uint64_t addr, const void *src,
                     uint64_t len);
+/* the same to remote address raddr (virtual or offset, as the provider
+ * addresses) of the memory node registered under key */
+int glex_wire_write_key(glex_fabric_t *f, uint32_t node, uint64_t raddr, uint64_t key,
+                        const void *src, uint64_t len);
+/* register len bytes at base for RDMA writes from other nodes, asking for
+ * key want (the provider may choose another: *key) */
+int glex_wire_reg(glex_fabric_t *f, void *base, uint64_t len, uint64_t want, struct fid_mr **mr,
+                  uint64_t *key);
 /* a copy of message m with its payload, to keep in a list (NULL, said on
  * stderr, when out of memory); append e to the list head..tail */
 held_t *glex_wire_keep(const wmsg_t *m);

@@ -285,6 +285,16 @@ int glex_fabric_remote_region(glex_fabric_t *f, uint32_t node, uint64_t base, ui
     return GLEX_OK;
 }
 
+/* a get's ticket free again (its destination's registration closed) */
+static void get_release(struct glex_wire *w, uint32_t i)
+{
+    if (w->get_mr[i]) {
+        fi_close(&w->get_mr[i]->fid);
+        w->get_mr[i] = NULL;
+    }
+    atomic_store(&w->gets[i], 0);
+}
+
 int glex_wire_get(glex_fabric_t *f, uint32_t node, void *local, uint64_t remote, uint64_t len)
 {
     struct glex_wire *w = f->wire;
@@ -299,9 +309,14 @@ int glex_wire_get(glex_fabric_t *f, uint32_t node, void *local, uint64_t remote,
         m.x = remote;
         m.y = (uint64_t)(uintptr_t)local;
         m.z = len;
+        /* from this size the data comes as RDMA writes into the destination,
+         * registered for the get, instead of messages copied out at arrival */
+        if (len >= WRITE_MIN && w->rma &&
+            glex_wire_reg(f, local, len, GET_KEY + i, &w->get_mr[i], &m.vt) == GLEX_OK)
+            m.cp = 1;
         int rc = glex_wire_send(f, node, &m, NULL, 0);
         if (rc) {
-            atomic_store(&w->gets[i], 0);
+            get_release(w, i);
             return rc;
         }
         return (int)i;
@@ -317,7 +332,7 @@ int glex_wire_get_done(glex_fabric_t *f, int ticket)
         glex_wire_drain(f, 0);
         return 0;
     }
-    atomic_store(&w->gets[ticket], 0);
+    get_release(w, (uint32_t)ticket);
     if (st == 2)
         return 1;
     return glex_error(GLEX_ESYS, "RDMA get over the fabric failed at its target");

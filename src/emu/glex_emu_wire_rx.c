@@ -238,7 +238,10 @@ static void rx_services(glex_fabric_t *f)
         r.aux = m->aux;
         if (m->type == W_GET) {
             int bad = 0;
-            for (uint64_t off = 0; off < m->z && !bad; off += w->chunk) {
+            if (m->cp) /* its destination is registered: written in place */
+                bad = glex_wire_write_key(f, m->src, w->rma_virt ? m->y : 0, m->vt,
+                                          (const void *)(uintptr_t)m->x, m->z) != GLEX_OK;
+            for (uint64_t off = 0; off < m->z && !bad && !m->cp; off += w->chunk) {
                 uint32_t n = m->z - off < w->chunk ? (uint32_t)(m->z - off) : w->chunk;
                 wmsg_t put;
                 memset(&put, 0, sizeof put);

@@ -64,7 +64,7 @@ counts 4 offload GLEX_SPLIT_HOSTS=2 $flat
 counts 5 offload GLEX_SPLIT_HOSTS=4 $flat
 
 # stream BYTES N: pt2pt's stream mode on 2 hosts with GLEX_VERBOSE=2; rc,
-# and from rank 0's counts ring, frag, wire (fabric messages), writes
+# and from rank 0's counts ring, frag, rndv, wire (fabric messages), writes
 stream() {
   env GLEX_VERBOSE=2 GLEX_SPLIT_HOSTS=2 timeout "$limit" "$prefix/bin/mpiexec" -n 2 \
     "$out/pt2pt" stream "$1" "$2" >"$out/log" 2>&1
@@ -72,6 +72,7 @@ stream() {
   line=$(grep "glex: rank 0: active messages sent" "$out/log")
   ring=$(echo "$line" | sed -n 's/.* \([0-9]*\) ring,.*/\1/p')
   frag=$(echo "$line" | sed -n 's/.* \([0-9]*\) fragmented,.*/\1/p')
+  rndv=$(echo "$line" | sed -n 's/.* \([0-9]*\) rendezvous;.*/\1/p')
   wire=$(echo "$line" | sed -n 's/.*hosts: \([0-9]*\) messages sent.*/\1/p')
   writes=$(echo "$line" | sed -n 's/.*(\([0-9]*\) RDMA writes).*/\1/p')
 }
@@ -87,13 +88,25 @@ else
 fi
 
 # from 8 KiB a ring's data crosses as an RDMA write (FI_RMA: tcp;ofi_rxm
-# has it), one per message through the ring
+# has it), one per message through the ring; one too per rendezvous (the
+# receiver's get: rank 0 writes into the registered destination)
 stream 16384 300
 if [ $rc = 0 ] && grep -q "pt2pt stream: 900 checks, 0 errors" "$out/log" && [ -n "$ring" ] &&
-   [ "$ring" -gt 0 ] && [ "$writes" = "$ring" ]; then
-  ok "300 messages of 16 KiB to another host: $ring through its ring, each an RDMA write"
+   [ -n "$rndv" ] && [ "$ring" -gt 0 ] && [ "$writes" = $((ring + rndv)) ]; then
+  ok "300 messages of 16 KiB to another host: $ring through its ring, $rndv by rendezvous, each an RDMA write"
 else
-  notok "16 KiB messages to another host: exit $rc, ring '$ring', RDMA writes '$writes'"
+  notok "16 KiB messages to another host: exit $rc, ring '$ring', rendezvous '$rndv', RDMA writes '$writes'"
+  tail -5 "$out/log" | sed 's/^/# /'
+fi
+
+# 256 KiB messages go by rendezvous: the receiver's get is answered by one
+# RDMA write into the user's buffer (16 fabric messages of 16 KiB before)
+stream 262144 40
+if [ $rc = 0 ] && grep -q "pt2pt stream: 120 checks, 0 errors" "$out/log" && [ "$rndv" = 40 ] &&
+   [ "$writes" = 40 ] && [ -n "$wire" ] && [ "$wire" -le 200 ]; then
+  ok "40 messages of 256 KiB to another host: each a rendezvous answered by one RDMA write, $wire fabric messages"
+else
+  notok "256 KiB messages to another host: exit $rc, rendezvous '$rndv', RDMA writes '$writes', fabric '$wire'"
   tail -5 "$out/log" | sed 's/^/# /'
 fi
 
