@@ -27,8 +27,9 @@
 #   -N          two hosts: every run spans two network namespaces joined by a
 #               veth pair (scripts/glex-netns.sh; root), half the ranks in
 #               each, each system over its own network path (glex: libfabric
-#               tcp; mpich: its ofi netmod; openmpi: its tcp BTL); the
-#               process counts must be even
+#               tcp; mpich: UCX's tcp transport only, also between ranks of
+#               one namespace; openmpi: its tcp BTL); the process counts must
+#               be even
 #   -h          this text
 # 'glex' is the netmod with its defaults (GLEX_*_ALGO=auto); glex-<algo>
 # forces one algorithm (where it does not exist for a collective, or does not
@@ -44,7 +45,7 @@ while getopts p:n:c:s:m:i:x:I:X:t:o:r:Nh opt; do
     p) prefix=$OPTARG ;; n) nps=$OPTARG ;; c) colls=$OPTARG ;; s) systems=$OPTARG ;;
     m) range=$OPTARG ;; i) iters=$OPTARG ;; x) warm=$OPTARG ;; I) iters_l=$OPTARG ;;
     X) warm_l=$OPTARG ;; t) limit=$OPTARG ;; o) out=$OPTARG ;; r) reps=$OPTARG ;; N) netns=1 ;;
-    h) sed -n '2,35p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    h) sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "osu-sweep.sh: see -h" >&2; exit 2 ;;
   esac
 done
@@ -86,8 +87,12 @@ hosts() {
   [ -n "$netns" ] || return 0
   case $1 in
     hydra) echo "ip netns exec $nsname-a" ;;
-    glex|mpich) echo "-launcher ssh -launcher-exec $out/launch.sh -iface glexv0 \
+    glex) echo "-launcher ssh -launcher-exec $out/launch.sh -iface glexv0 \
       -hosts 10.77.0.1,10.77.0.2 -ppn $(($2 / 2)) -genv FI_TCP_IFACE glexv0" ;;
+    # Debian's MPICH is ch4:ucx: UCX's shared-memory transports reach across
+    # namespaces (one machine), so only tcp, over the veth
+    mpich) echo "-launcher ssh -launcher-exec $out/launch.sh -iface glexv0 \
+      -hosts 10.77.0.1,10.77.0.2 -ppn $(($2 / 2)) -genv UCX_TLS tcp,self -genv UCX_NET_DEVICES glexv0" ;;
     # its ranks yield when idle, as with --oversubscribe: the namespaces share this machine's cores
     openmpi) echo "--mca plm_rsh_agent $out/launch.sh --host 10.77.0.1:$(($2 / 2)),10.77.0.2:$(($2 / 2)) \
       --mca btl self,vader,tcp --mca btl_tcp_if_include glexv0 --mca oob_tcp_if_include glexv0 \

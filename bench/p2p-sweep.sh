@@ -88,7 +88,9 @@ launcher() { # system np -> the command that starts np processes
   fi
   case $1 in
     glex) echo "$ns $prefix/bin/mpiexec $hy -n $2" ;;
-    mpich) echo "$ns mpiexec.mpich $hy -n $2" ;;
+    # Debian's MPICH is ch4:ucx: only UCX's tcp (its shared memory reaches across namespaces)
+    mpich) [ -n "$netns" ] && hy="$hy -genv UCX_TLS tcp,self -genv UCX_NET_DEVICES glexv0"
+      echo "$ns mpiexec.mpich $hy -n $2" ;;
     openmpi)
       os=; [ "$2" -gt "$ncpu" ] && os=--oversubscribe
       [ -n "$netns" ] && os="$os --mca plm_rsh_agent $out/launch.sh \
