@@ -13,23 +13,34 @@
  * segment); to a process on another host the put crosses the fabric ahead
  * of the MP (an RDMA write where the provider has them, else a message
  * applied before the MP), the ring's address and key learnt at MPI_Init
- * through PMI. */
+ * through PMI.  A sender on another host gets a larger ring (its messages
+ * cross the fabric: a rendezvous there costs a round trip before the data,
+ * and OSU's window of 64 messages of 32-64 KiB overran a 1 MiB ring). */
 #include "glex_impl.h"
 
-/* ring bytes per source: 8 MiB per process in all, 16 KiB - 1 MiB each */
+/* ring bytes per source on this host: 8 MiB per process in all, 16 KiB -
+ * 1 MiB each (larger ones were slower on one host: the ring's data is
+ * copied twice, a rendezvous once) */
 #define RING_TOTAL (8u << 20)
 #define RING_MIN (16u << 10)
 #define RING_MAX (1u << 20)
+/* per source on another host: 16 MiB in all for the host with the most
+ * such sources, 16 KiB - 4 MiB each (2 hosts x 1 rank, OSU bw at 32-64
+ * KiB: 530-780 MB/s against 200-320 with 1 MiB) */
+#define RING_FAR_TOTAL (16u << 20)
+#define RING_FAR_MAX (4u << 20)
 /* messages through a ring: at most GLEX_RDMA_EAGER bytes (read with the
  * other settings, glex_init.c) and a quarter ring */
 
 typedef struct {
     uint64_t remote;    /* our ring at the destination (its address there); 0: none yet */
+    uint64_t len;       /* its bytes */
     uint64_t wpos;      /* bytes handed out, ever */
     uint64_t credit;    /* bytes the destination consumed, ever (its last credit) */
 } ring_tx_t;
 
 typedef struct {
+    uint64_t off, len;  /* the source's ring in our region */
     uint64_t consumed;  /* bytes of the source's ring taken, ever */
     uint64_t credited;  /* of these, returned to it */
 } ring_rx_t;
@@ -37,12 +48,36 @@ typedef struct {
 static struct {
     glex_region_t region;
     uint32_t nnodes;
-    uint64_t ring;      /* bytes per source */
+    uint64_t ring;      /* bytes per source on the same host */
+    uint64_t ring_far;  /* per source on another host */
     MPI_Aint msg_max;   /* 0: rings off (none published) */
     ring_tx_t *tx;
     ring_rx_t *rx;
     uint64_t *base;     /* a job on several hosts: every process's region (0: none) */
+    uint32_t *per;      /* processes per host */
 } R;
+
+/* the ring of src in dst's region: every process lays out the same way */
+static uint64_t ring_len(uint32_t src, uint32_t dst)
+{
+    glex_fabric_t *f = MPIDI_GLEX_global.fabric;
+    return glex_fabric_host_of(f, src) == glex_fabric_host_of(f, dst) ? R.ring : R.ring_far;
+}
+
+/* the bytes of dst's region */
+static uint64_t ring_total(uint32_t dst)
+{
+    uint32_t near = R.per[glex_fabric_host_of(MPIDI_GLEX_global.fabric, dst)];
+    return near * R.ring + (R.nnodes - near) * R.ring_far;
+}
+
+static uint64_t ring_off(uint32_t src, uint32_t dst)
+{
+    uint64_t off = 0;
+    for (uint32_t i = 0; i < src; i++)
+        off += ring_len(i, dst);
+    return off;
+}
 
 /* a job on several hosts: every process's ring region and the key of its
  * RDMA writes through PMI (each process takes part, with 0 where it has
@@ -55,7 +90,8 @@ static int share_bases(void)
     uint64_t mine[3] = { 0, 0, 0 };     /* base, key, 1: the key is good */
     if (R.msg_max) {
         mine[0] = (uint64_t) (uintptr_t) R.region.base;
-        mine[2] = glex_fabric_expose(f, R.region.base, R.ring * R.nnodes, &mine[1]) == GLEX_OK;
+        mine[2] = glex_fabric_expose(f, R.region.base, ring_total(glex_fabric_node(f)),
+                                     &mine[1]) == GLEX_OK;
     }
     uint64_t *all = MPL_calloc(R.nnodes, sizeof mine, MPL_MEM_BUFFER);
     R.base = MPL_calloc(R.nnodes, sizeof *R.base, MPL_MEM_BUFFER);
@@ -65,8 +101,8 @@ static int share_bases(void)
     MPIR_ERR_CHECK(mpi_errno);
     for (uint32_t i = 0; i < R.nnodes; i++) {
         R.base[i] = all[3 * i];
-        if (all[3 * i] && all[3 * i + 2] && !glex_fabric_same_host(f, i))
-            (void) glex_fabric_remote_region(f, i, all[3 * i], R.ring * R.nnodes, all[3 * i + 1]);
+        if (R.msg_max && all[3 * i] && all[3 * i + 2] && !glex_fabric_same_host(f, i))
+            (void) glex_fabric_remote_region(f, i, all[3 * i], ring_total(i), all[3 * i + 1]);
     }
   fn_fail:
     MPL_free(all);
@@ -77,24 +113,40 @@ int MPIDI_GLEX_ring_init(void)
 {
     glex_fabric_t *f = MPIDI_GLEX_global.fabric;
     R.nnodes = glex_fabric_nnodes(f);
-    int hosts = glex_fabric_nhosts(f) > 1;
+    uint32_t nh = glex_fabric_nhosts(f), me = glex_fabric_node(f), most = 0;
     if (!MPIDI_GLEX_global.rdma_eager || R.nnodes < 2)
         return MPI_SUCCESS;     /* off, or a job of one process */
-    uint64_t ring = RING_MAX;
-    while (ring > RING_MIN && ring * R.nnodes > RING_TOTAL)
-        ring /= 2;
+    R.ring = RING_MAX;
+    while (R.ring > RING_MIN && R.ring * R.nnodes > RING_TOTAL)
+        R.ring /= 2;
+    R.per = MPL_calloc(nh, sizeof *R.per, MPL_MEM_BUFFER);
     R.tx = MPL_calloc(R.nnodes, sizeof *R.tx, MPL_MEM_BUFFER);
     R.rx = MPL_calloc(R.nnodes, sizeof *R.rx, MPL_MEM_BUFFER);
-    if (!R.tx || !R.rx || glex_region_alloc(&R.region, (size_t) (ring * R.nnodes)) != GLEX_OK ||
-        glex_region_publish(f, &R.region) != GLEX_OK) {
-        /* no memfd or no room: the other protocols carry everything */
-        MPIDI_GLEX_ring_finalize();
-        R.nnodes = glex_fabric_nnodes(f);
-        return hosts ? share_bases() : MPI_SUCCESS;
+    if (!R.per || !R.tx || !R.rx)
+        goto no_rings;
+    for (uint32_t i = 0; i < R.nnodes; i++)
+        R.per[glex_fabric_host_of(f, i)]++;
+    for (uint32_t h = 0; h < nh; h++)   /* the most sources on other hosts a process has */
+        most = MPL_MAX(most, R.nnodes - R.per[h]);
+    R.ring_far = RING_FAR_MAX;
+    while (R.ring_far > RING_MIN && R.ring_far * most > RING_FAR_TOTAL)
+        R.ring_far /= 2;
+    uint64_t off = 0;
+    for (uint32_t i = 0; i < R.nnodes; i++) {
+        R.rx[i].off = off;
+        R.rx[i].len = ring_len(i, me);
+        off += R.rx[i].len;
     }
-    R.ring = ring;
-    R.msg_max = MPL_MIN(MPIDI_GLEX_global.rdma_eager, (MPI_Aint) (ring / 4));
-    return hosts ? share_bases() : MPI_SUCCESS;
+    if (glex_region_alloc(&R.region, (size_t) ring_total(me)) != GLEX_OK ||
+        glex_region_publish(f, &R.region) != GLEX_OK)
+        goto no_rings;  /* no memfd or no room */
+    R.msg_max = MPL_MIN(MPIDI_GLEX_global.rdma_eager,
+                        (MPI_Aint) (MPL_MAX(R.ring, R.ring_far) / 4));
+    return nh > 1 ? share_bases() : MPI_SUCCESS;
+  no_rings:    /* the other protocols carry everything */
+    MPIDI_GLEX_ring_finalize();
+    R.nnodes = glex_fabric_nnodes(f);
+    return nh > 1 ? share_bases() : MPI_SUCCESS;
 }
 
 void MPIDI_GLEX_ring_finalize(void)
@@ -103,27 +155,31 @@ void MPIDI_GLEX_ring_finalize(void)
     glex_region_free(&R.region);
     MPL_free(R.tx);
     MPL_free(R.rx);
+    MPL_free(R.per);
     MPL_free(R.base);
     memset(&R, 0, sizeof R);
 }
 
 /* the destination's region: on another host as PMI told, on this one once
- * it has published it (same size as ours) */
+ * it has published it (laid out as ours) */
 static uint64_t remote_ring(uint32_t node)
 {
     ring_tx_t *t = &R.tx[node];
     if (t->remote)
         return t->remote;
-    if (!glex_fabric_same_host(MPIDI_GLEX_global.fabric, node)) {
+    glex_fabric_t *f = MPIDI_GLEX_global.fabric;
+    uint32_t me = glex_fabric_node(f);
+    t->len = ring_len(me, node);
+    if (!glex_fabric_same_host(f, node)) {
         if (R.base && R.base[node])
-            t->remote = R.base[node] + R.ring * glex_fabric_node(MPIDI_GLEX_global.fabric);
+            t->remote = R.base[node] + ring_off(me, node);
         return t->remote;
     }
     for (uint32_t i = 0; i < GLEX_PUBLISH_MAX; i++) {
         uint64_t base, bytes;
-        if (glex_region_published(MPIDI_GLEX_global.fabric, node, i, &base, &bytes) == GLEX_OK &&
-            bytes == R.ring * R.nnodes) {
-            t->remote = base + R.ring * glex_fabric_node(MPIDI_GLEX_global.fabric);
+        if (glex_region_published(f, node, i, &base, &bytes) == GLEX_OK &&
+            bytes == ring_total(node)) {
+            t->remote = base + ring_off(me, node);
             break;
         }
     }
@@ -135,12 +191,14 @@ int MPIDI_GLEX_ring_reserve(uint32_t node, MPI_Aint len, MPIDI_GLEX_ring_slot_t 
     if (!R.msg_max || len > R.msg_max || node >= R.nnodes || !remote_ring(node))
         return 0;
     ring_tx_t *t = &R.tx[node];
+    if ((uint64_t) len > t->len / 4)
+        return 0;       /* a quarter ring at most */
     uint64_t need = ((uint64_t) len + 63u) & ~(uint64_t) 63u;       /* lines of their own */
-    uint64_t off = t->wpos % R.ring;
-    uint64_t skip = off + need > R.ring ? R.ring - off : 0;     /* to the ring's start */
-    if (t->wpos + skip + need - t->credit > R.ring)
+    uint64_t off = t->wpos % t->len;
+    uint64_t skip = off + need > t->len ? t->len - off : 0;     /* to the ring's start */
+    if (t->wpos + skip + need - t->credit > t->len)
         return 0;       /* full until the next credit */
-    slot->off = (uint32_t) ((off + skip) % R.ring);
+    slot->off = (uint32_t) ((off + skip) % t->len);
     slot->used = (uint32_t) (skip + need);
     slot->remote = t->remote + slot->off;
     t->wpos += skip + need;
@@ -155,16 +213,16 @@ void MPIDI_GLEX_ring_credit(uint32_t node, uint64_t consumed)
 
 void *MPIDI_GLEX_ring_data(uint32_t src, uint64_t off, uint64_t len)
 {
-    if (!R.msg_max || src >= R.nnodes || off > R.ring || len > R.ring - off)
+    if (!R.msg_max || src >= R.nnodes || off > R.rx[src].len || len > R.rx[src].len - off)
         return NULL;
-    return (uint8_t *) R.region.base + R.ring * src + off;
+    return (uint8_t *) R.region.base + R.rx[src].off + off;
 }
 
 uint64_t MPIDI_GLEX_ring_consumed(uint32_t src, uint32_t used)
 {
     ring_rx_t *r = &R.rx[src];
     r->consumed += used;
-    if (r->consumed - r->credited < R.ring / 4)
+    if (r->consumed - r->credited < r->len / 4)
         return 0;
     r->credited = r->consumed;
     return r->consumed;
