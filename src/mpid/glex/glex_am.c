@@ -56,7 +56,8 @@ typedef struct {
 
 /* messages every receive call handles at most (keeps progress calls short) */
 #define RQ_BATCH 64
-/* data up to this size goes without MPIDIG's RTS/CTS handshake */
+/* the eager limit the netmod reports (MPICH 4.0.2 asks am_check_eager
+ * instead, and every send is one active message) */
 #define AM_EAGER_LIMIT (64 * 1024)
 /* data up to this size that does not fit one descriptor goes in fragments
  * (FRAG + CONT descriptors) instead of a rendezvous */
@@ -375,11 +376,18 @@ MPI_Aint MPIDI_GLEX_am_eager_buf_limit(void)
     return MP_INLINE;
 }
 
+/* MPICH asks whether a send goes in one active message or by its own
+ * rendezvous (an RTS, a CTS back, then the data): always the former.  Our
+ * send chooses the protocol itself, and above what the inline, ring and
+ * fragment protocols take that is our rendezvous, which reads the data
+ * where it lies once the receive is matched: one round trip less (2 ranks
+ * on 2 hosts over a veth, latency at 128 KiB - 1 MiB 243-1213 us against
+ * 297-1350; on one host within the noise) */
 bool MPIDI_GLEX_am_check_eager(MPI_Aint am_hdr_sz, MPI_Aint data_sz, const void *data,
                                MPI_Aint count, MPI_Datatype datatype, MPIR_Request * sreq)
 {
-    (void) data, (void) count, (void) datatype, (void) sreq;
-    return am_hdr_sz + data_sz <= AM_EAGER_LIMIT;
+    (void) am_hdr_sz, (void) data_sz, (void) data, (void) count, (void) datatype, (void) sreq;
+    return true;
 }
 
 void MPIDI_GLEX_am_request_init(MPIR_Request * req)
