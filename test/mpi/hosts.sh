@@ -75,6 +75,7 @@ stream() {
   rndv=$(echo "$line" | sed -n 's/.* \([0-9]*\) rendezvous;.*/\1/p')
   wire=$(echo "$line" | sed -n 's/.*hosts: \([0-9]*\) messages sent.*/\1/p')
   writes=$(echo "$line" | sed -n 's/.*(\([0-9]*\) RDMA writes).*/\1/p')
+  far=$(echo "$line" | sed -n 's/.* \([0-9]*\) KiB per sender on another$/\1/p')
 }
 # point-to-point between hosts: 1 KiB messages go through the receiver's
 # ring (the put, then the MP: 2 fabric messages each), not as fragments
@@ -89,13 +90,14 @@ fi
 
 # from 8 KiB a ring's data crosses as an RDMA write (FI_RMA: tcp;ofi_rxm
 # has it), one per message through the ring; one too per rendezvous (the
-# receiver's get: rank 0 writes into the registered destination)
+# receiver's get: rank 0 writes into the registered destination).  A
+# sender on another host has a 4 MiB ring at 2 x 1 (1 MiB on its own host)
 stream 16384 300
 if [ $rc = 0 ] && grep -q "pt2pt stream: 900 checks, 0 errors" "$out/log" && [ -n "$ring" ] &&
-   [ -n "$rndv" ] && [ "$ring" -gt 0 ] && [ "$writes" = $((ring + rndv)) ]; then
-  ok "300 messages of 16 KiB to another host: $ring through its ring, $rndv by rendezvous, each an RDMA write"
+   [ -n "$rndv" ] && [ "$ring" -gt 0 ] && [ "$writes" = $((ring + rndv)) ] && [ "$far" = 4096 ]; then
+  ok "300 messages of 16 KiB to another host: $ring through its ring ($far KiB), $rndv by rendezvous, each an RDMA write"
 else
-  notok "16 KiB messages to another host: exit $rc, ring '$ring', rendezvous '$rndv', RDMA writes '$writes'"
+  notok "16 KiB messages to another host: exit $rc, ring '$ring' ('$far' KiB), rendezvous '$rndv', RDMA writes '$writes'"
   tail -5 "$out/log" | sed 's/^/# /'
 fi
 

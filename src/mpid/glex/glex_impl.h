@@ -98,6 +98,8 @@ typedef struct {
 } MPIDI_GLEX_ring_slot_t;
 int MPIDI_GLEX_ring_init(void);
 void MPIDI_GLEX_ring_finalize(void);
+/* bytes of the ring a sender on this host / on another host has here (0: none) */
+void MPIDI_GLEX_ring_sizes(uint64_t * near, uint64_t * far);
 /* room for len bytes in our ring at node: 1 and *slot, or 0 (larger than
  * GLEX_RDMA_EAGER or a quarter ring, full, rings off or none at node) */
 int MPIDI_GLEX_ring_reserve(uint32_t node, MPI_Aint len, MPIDI_GLEX_ring_slot_t * slot);

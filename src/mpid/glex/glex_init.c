@@ -306,12 +306,16 @@ int MPIDI_GLEX_mpi_finalize_hook(void)
         glex_wire_stats_t w;
         glex_fabric_wire_stats(MPIDI_GLEX_global.fabric,
                                glex_fabric_node(MPIDI_GLEX_global.fabric), &w);
+        uint64_t near, far;
+        MPIDI_GLEX_ring_sizes(&near, &far);
         fprintf(stderr, "glex: rank %d: active messages sent: %llu inline, %llu ring, "
                 "%llu fragmented, %llu rendezvous; fabric between hosts: %llu messages sent "
-                "(%llu RDMA writes), %llu bytes\n", MPIR_Process.rank, (unsigned long long) a[0],
-                (unsigned long long) a[1], (unsigned long long) a[2], (unsigned long long) a[3],
-                (unsigned long long) w.msgs_sent, (unsigned long long) w.writes,
-                (unsigned long long) w.bytes_sent);
+                "(%llu RDMA writes), %llu bytes; rings: %llu KiB per sender on this host, "
+                "%llu KiB per sender on another\n", MPIR_Process.rank,
+                (unsigned long long) a[0], (unsigned long long) a[1], (unsigned long long) a[2],
+                (unsigned long long) a[3], (unsigned long long) w.msgs_sent,
+                (unsigned long long) w.writes, (unsigned long long) w.bytes_sent,
+                (unsigned long long) (near >> 10), (unsigned long long) (far >> 10));
     }
     /* peers may still read our memory (rendezvous) or post to our queues:
      * close the VPs only once every process is here */

@@ -205,6 +205,12 @@ int MPIDI_GLEX_ring_reserve(uint32_t node, MPI_Aint len, MPIDI_GLEX_ring_slot_t 
     return 1;
 }
 
+void MPIDI_GLEX_ring_sizes(uint64_t * near, uint64_t * far)
+{
+    *near = R.msg_max ? R.ring : 0;
+    *far = R.msg_max && glex_fabric_nhosts(MPIDI_GLEX_global.fabric) > 1 ? R.ring_far : 0;
+}
+
 void MPIDI_GLEX_ring_credit(uint32_t node, uint64_t consumed)
 {
     if (node < R.nnodes && R.tx && consumed > R.tx[node].credit)
