@@ -87,12 +87,11 @@ hosts() {
   [ -n "$netns" ] || return 0
   case $1 in
     hydra) echo "ip netns exec $nsname-a" ;;
-    glex) echo "-launcher ssh -launcher-exec $out/launch.sh -iface glexv0 \
-      -hosts 10.77.0.1,10.77.0.2 -ppn $(($2 / 2)) -genv FI_TCP_IFACE glexv0" ;;
     # Debian's MPICH is ch4:ucx: UCX's shared-memory transports reach across
     # namespaces (one machine), so only tcp, over the veth
-    mpich) echo "-launcher ssh -launcher-exec $out/launch.sh -iface glexv0 \
-      -hosts 10.77.0.1,10.77.0.2 -ppn $(($2 / 2)) -genv UCX_TLS tcp,self -genv UCX_NET_DEVICES glexv0" ;;
+    glex|mpich) ucx=; [ "$1" = mpich ] && ucx="-genv UCX_TLS tcp,self -genv UCX_NET_DEVICES glexv0"
+      echo "-launcher ssh -launcher-exec $out/launch.sh -iface glexv0 \
+      -hosts 10.77.0.1,10.77.0.2 -ppn $(($2 / 2)) -genv FI_TCP_IFACE glexv0 $ucx" ;;
     # its ranks yield when idle, as with --oversubscribe: the namespaces share this machine's cores
     openmpi) echo "--mca plm_rsh_agent $out/launch.sh --host 10.77.0.1:$(($2 / 2)),10.77.0.2:$(($2 / 2)) \
       --mca btl self,vader,tcp --mca btl_tcp_if_include glexv0 --mca oob_tcp_if_include glexv0 \

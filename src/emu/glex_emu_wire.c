@@ -352,7 +352,7 @@ int glex_wire_expose(glex_fabric_t *f, void *base, uint64_t len, uint64_t *key)
 {
     struct glex_wire *w = f->wire;
     *key = 0;
-    if (!w || !w->rma || w->mr)
+    if (!w || w->mr) /* one exposed region; glex_wire_reg checks for FI_RMA */
         return GLEX_ENOTSUP;
     return glex_wire_reg(f, base, len, RING_KEY, &w->mr, key);
 }

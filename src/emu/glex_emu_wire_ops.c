@@ -311,7 +311,7 @@ int glex_wire_get(glex_fabric_t *f, uint32_t node, void *local, uint64_t remote,
         m.z = len;
         /* from this size the data comes as RDMA writes into the destination,
          * registered for the get, instead of messages copied out at arrival */
-        if (len >= WRITE_MIN && w->rma &&
+        if (len >= WRITE_MIN &&
             glex_wire_reg(f, local, len, GET_KEY + i, &w->get_mr[i], &m.vt) == GLEX_OK)
             m.cp = 1;
         int rc = glex_wire_send(f, node, &m, NULL, 0);

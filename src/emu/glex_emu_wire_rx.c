@@ -241,14 +241,16 @@ static void rx_services(glex_fabric_t *f)
             if (m->cp) /* its destination is registered: written in place */
                 bad = glex_wire_write_key(f, m->src, w->rma_virt ? m->y : 0, m->vt,
                                           (const void *)(uintptr_t)m->x, m->z) != GLEX_OK;
-            for (uint64_t off = 0; off < m->z && !bad && !m->cp; off += w->chunk) {
-                uint32_t n = m->z - off < w->chunk ? (uint32_t)(m->z - off) : w->chunk;
-                wmsg_t put;
-                memset(&put, 0, sizeof put);
-                put.type = W_PUT;
-                put.x = m->y + off;
-                bad = glex_wire_send(f, m->src, &put, (const void *)(uintptr_t)(m->x + off), n) != GLEX_OK;
-            }
+            else
+                for (uint64_t off = 0; off < m->z && !bad; off += w->chunk) {
+                    uint32_t n = m->z - off < w->chunk ? (uint32_t)(m->z - off) : w->chunk;
+                    wmsg_t put;
+                    memset(&put, 0, sizeof put);
+                    put.type = W_PUT;
+                    put.x = m->y + off;
+                    bad = glex_wire_send(f, m->src, &put, (const void *)(uintptr_t)(m->x + off),
+                                         n) != GLEX_OK;
+                }
             r.type = W_GOT;
             r.cp = (uint8_t)bad;
             glex_wire_send(f, m->src, &r, NULL, 0);
