@@ -582,17 +582,21 @@ typedef struct glex_rmap {
 int glex_rmap_get(glex_fabric_t *f, uint32_t node, int32_t fd, uint64_t id, size_t bytes,
                   glex_rmap_t *m);
 void glex_rmap_drop(glex_rmap_t *m);
-/* the spin budget GLEX_SPIN_US resolves to on this fabric (auto: 50 us when
- * the job has no more processes than online CPUs, else 0), and the budget of
- * polling with sched_yield after it, GLEX_YIELD_US (auto: 1000 us when the
- * job has 2 to GLEX_YIELD_MAX_PER_CPU processes per online CPU, else 0) */
+/* the spin budget GLEX_SPIN_US resolves to on this fabric (auto: 200 us when
+ * this machine has no more of the job's processes than online CPUs, else 0),
+ * and the budget of polling with sched_yield after it, GLEX_YIELD_US (auto:
+ * 1000 us with 2 to GLEX_YIELD_MAX_PER_CPU processes per online CPU, else 0) */
 #define GLEX_YIELD_MAX_PER_CPU 12u
 int glex_spin_us(const glex_fabric_t *f);
 int glex_yield_us(const glex_fabric_t *f);
-/* processes of the job per online CPU of this machine, rounded up (1: each
- * has a core): the same on every rank (machines alike), for choices they
- * must share (collective algorithms) */
+/* processes per online CPU, rounded up (1: each has a core), the same on
+ * every rank, for choices they must share (collective algorithms): on one
+ * host the job's processes over this machine's CPUs; across hosts the
+ * busiest machine's, once glex_fabric_set_job_per_cpu has told it */
 unsigned glex_procs_per_cpu(const glex_fabric_t *f);
+/* the busiest machine's processes per CPU (1..nnodes), agreed by the caller
+ * across every process of the job (the max of glex_procs_per_cpu_here) */
+int glex_fabric_set_job_per_cpu(glex_fabric_t *f, unsigned per_cpu);
 /* the same with the job's processes on this machine only: how a process
  * waits (spinning, yielding, reading the fabric between hosts) */
 unsigned glex_procs_per_cpu_here(const glex_fabric_t *f);

@@ -94,7 +94,11 @@ static uint32_t per_cpu_of(uint32_t n)
 }
 
 /* the whole job's: what every rank must choose alike (collective algorithms) */
-static uint32_t per_cpu(const glex_fabric_t *f) { return per_cpu_of(f->nnodes); }
+static uint32_t per_cpu(const glex_fabric_t *f)
+{
+    uint32_t k = atomic_load_explicit(&f->job_per_cpu, memory_order_relaxed);
+    return k ? k : per_cpu_of(f->nnodes);
+}
 
 /* this machine's: how this process waits (spin, yield, reading the fabric) */
 static uint32_t per_cpu_here(const glex_fabric_t *f)
@@ -123,6 +127,15 @@ int glex_yield_us(const glex_fabric_t *f)
 unsigned glex_procs_per_cpu(const glex_fabric_t *f) { return per_cpu(f); }
 
 unsigned glex_procs_per_cpu_here(const glex_fabric_t *f) { return per_cpu_here(f); }
+
+int glex_fabric_set_job_per_cpu(glex_fabric_t *f, unsigned k)
+{
+    if (k < 1 || k > f->nnodes)
+        return glex_error(GLEX_EINVAL, "processes per CPU %u: allowed 1..%u (the job's nodes)", k,
+                          f->nnodes);
+    atomic_store_explicit(&f->job_per_cpu, k, memory_order_relaxed);
+    return GLEX_OK;
+}
 
 unsigned glex_nodes_on_machine(const glex_fabric_t *f)
 {

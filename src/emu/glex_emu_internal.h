@@ -356,6 +356,7 @@ struct glex_fabric {
     /* across hosts (glex_emu_wire.c): NULL host_of = one host */
     uint32_t host, nhosts;
     _Atomic uint32_t machine_nodes; /* nodes on this machine (set at connect; 0: all) */
+    _Atomic uint32_t job_per_cpu;   /* the busiest machine's processes per CPU (0: unset) */
     uint32_t *host_of;
     struct glex_wire *wire;
     /* the engine's mappings of peers' published memory (nnodes x

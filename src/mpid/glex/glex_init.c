@@ -229,6 +229,29 @@ static int connect_hosts(void)
     return mpi_errno;
 }
 
+/* processes per CPU of the busiest machine, through PMI: what every rank
+ * chooses collective algorithms by (the job's count over one machine's CPUs
+ * would call a cluster of many machines oversubscribed) */
+static int share_load(void)
+{
+    glex_fabric_t *f = MPIDI_GLEX_global.fabric;
+    int size = MPIR_Process.size;
+    uint32_t mine = glex_procs_per_cpu_here(f), most = 1;
+    uint32_t *all = MPL_malloc(sizeof *all * (size_t) size, MPL_MEM_OTHER);
+    if (!all)
+        return fabric_error(glex_set_error(GLEX_ENOMEM, "%d loads", size), "out of memory");
+    int mpi_errno = MPIR_pmi_allgather(&mine, sizeof mine, all, sizeof mine, MPIR_PMI_DOMAIN_ALL);
+    for (int i = 0; !mpi_errno && i < size; i++)
+        most = MPL_MAX(most, all[i]);
+    MPL_free(all);
+    if (!mpi_errno) {
+        int rc = glex_fabric_set_job_per_cpu(f, most);
+        if (rc)
+            mpi_errno = fabric_error(rc, "the job's processes per CPU");
+    }
+    return mpi_errno;
+}
+
 int MPIDI_GLEX_init_world(void)
 {
     int mpi_errno = MPI_SUCCESS, rc;
@@ -271,12 +294,14 @@ int MPIDI_GLEX_init_world(void)
     MPL_free(host_of);
     if (rc)
         return fabric_error(rc, "opening the emulated fabric");
-    if (nhosts > 1 && (mpi_errno = connect_hosts()))
+    if (nhosts > 1 && ((mpi_errno = connect_hosts()) || (mpi_errno = share_load())))
         return mpi_errno;
-    if (nhosts > 1 && MPIDI_GLEX_global.verbose && first_here) /* what spinning is chosen by */
+    if (nhosts > 1 && MPIDI_GLEX_global.verbose && first_here) /* what waits and choices use */
         fprintf(stderr, "glex: host %d: %u of the job's %d processes on this machine, %u per "
-                "CPU\n", host, glex_nodes_on_machine(MPIDI_GLEX_global.fabric),
-                MPIR_Process.size, glex_procs_per_cpu_here(MPIDI_GLEX_global.fabric));
+                "CPU; %u per CPU on the busiest machine\n", host,
+                glex_nodes_on_machine(MPIDI_GLEX_global.fabric), MPIR_Process.size,
+                glex_procs_per_cpu_here(MPIDI_GLEX_global.fabric),
+                glex_procs_per_cpu(MPIDI_GLEX_global.fabric));
     rc = glex_vp_open(MPIDI_GLEX_global.fabric, MPIDI_GLEX_AM_VP, &MPIDI_GLEX_global.am_vp);
     if (!rc)
         rc = glex_vp_open(MPIDI_GLEX_global.fabric, MPIDI_GLEX_COLL_VP,
