@@ -782,10 +782,38 @@ static void test_yield_auto(void)
     }
 }
 
+/* the processes per CPU collectives are chosen by: the job's over this
+ * machine's CPUs until the job's busiest machine is told (across hosts);
+ * out of range refused with the value */
+static void test_job_per_cpu(void)
+{
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    uint32_t nodes = 3 * (uint32_t)(ncpu > 0 ? ncpu : 1);
+    glex_fabric_t *f;
+    if (glex_fabric_open("jobpercpu", nodes, 0, NULL, &f)) {
+        tap_ok(0, "job per CPU: open %u nodes: %s", nodes, glex_last_error());
+        return;
+    }
+    unsigned before = glex_procs_per_cpu(f);
+    int r0 = glex_fabric_set_job_per_cpu(f, 0);
+    int rbig = glex_fabric_set_job_per_cpu(f, nodes + 1);
+    const char *e = glex_last_error();
+    int named = strstr(e, "allowed 1..") != NULL;
+    int r1 = glex_fabric_set_job_per_cpu(f, 1);
+    unsigned after = glex_procs_per_cpu(f), here = glex_procs_per_cpu_here(f);
+    tap_ok(before == 3 && r0 == GLEX_EINVAL && rbig == GLEX_EINVAL && named && r1 == GLEX_OK &&
+               after == 1 && here == 3,
+           "%u processes on %ld CPUs: %u per CPU, 0 and %u refused (%d, %d: %s), the busiest "
+           "machine's 1 then chooses (%u) while waits keep this machine's %u",
+           nodes, ncpu, before, nodes + 1, r0, rbig, e, after, here);
+    glex_fabric_close(f);
+}
+
 int main(void)
 {
     test_segment_lifecycle();
     test_yield_auto();
+    test_job_per_cpu();
     test_segment_mismatch();
     test_params();
     test_descriptor_checks();
