@@ -655,6 +655,8 @@ int glex_wire_start(glex_fabric_t *f, const struct glex_wire_rx *rx)
     if (rc)
         return rc;
 
+    if ((rc = glex_fi_load()))
+        return rc;
     struct fi_info *hints = fi_allocinfo();
     if (!hints)
         return glex_error(GLEX_ENOMEM, "out of memory for libfabric hints");

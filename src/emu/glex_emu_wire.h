@@ -18,6 +18,29 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+/* libfabric's functions that are not inline (glex_emu_fi.c loads them when
+ * a job first spans hosts; nothing links libfabric) */
+struct glex_fi_lib {
+    int (*getinfo)(uint32_t version, const char *node, const char *service, uint64_t flags,
+                   const struct fi_info *hints, struct fi_info **info);
+    void (*freeinfo)(struct fi_info *info);
+    struct fi_info *(*dupinfo)(const struct fi_info *info);
+    int (*fabric)(struct fi_fabric_attr *attr, struct fid_fabric **fabric, void *context);
+    const char *(*strerror)(int errnum);
+};
+extern struct glex_fi_lib glex_fi;
+/* load libfabric once (GLEX_ESYS with the loader's reason when it cannot) */
+int glex_fi_load(void);
+/* fi_strerror, or a word that says libfabric is not loaded */
+const char *glex_fi_strerror(int err);
+#define fi_getinfo glex_fi.getinfo
+#define fi_freeinfo glex_fi.freeinfo
+#define fi_dupinfo glex_fi.dupinfo
+#define fi_fabric glex_fi.fabric
+#define fi_strerror glex_fi_strerror
+#undef fi_allocinfo
+#define fi_allocinfo() glex_fi.dupinfo(NULL)
+
 enum {
     W_INSERT = 1, W_RAM, W_PUT, W_GET, W_GOT, W_MP, W_JOB, W_JOBREPLY, W_JOBREL, W_PING, W_PONG,
     W_BYE,

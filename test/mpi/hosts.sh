@@ -24,7 +24,34 @@ if ! strings "$prefix/lib/libmpi.so" 2>/dev/null | grep -q "fi_getinfo"; then
   echo "1..0 # SKIP MPICH's ch4:glex was built without libfabric"
   exit 0
 fi
-compile coll_ops pt2pt comms nic_counts failure
+compile coll_ops pt2pt comms nic_counts failure libs
+
+# libfabric is loaded only by a job across hosts (its providers' start-up
+# costs every process 0.2 s here): in none of a one-host job's processes,
+# in all of a split job's; a libfabric.so.1 without its functions first in
+# LD_LIBRARY_PATH stops a split job at MPI_Init with the reason
+libs() { # libs WANT ENV...: rank 0's line
+  want=$1; shift
+  if env "$@" timeout "$limit" "$prefix/bin/mpiexec" -n 4 "$out/libs" >"$out/log" 2>&1 &&
+     grep -q "libfabric mapped in $want of 4 processes" "$out/log"; then
+    ok "${*:-one host}: libfabric mapped in $want of 4 processes"
+  else
+    notok "${*:-one host}: libfabric not mapped in $want of 4"; tail -5 "$out/log" | sed 's/^/# /'
+  fi
+}
+libs 0
+libs 4 GLEX_SPLIT_HOSTS=2
+mkdir -p "$out/nofabric"
+echo "int glex_not_libfabric;" >"$out/nofabric/x.c"
+cc -shared -fPIC -o "$out/nofabric/libfabric.so.1" "$out/nofabric/x.c"
+if env GLEX_SPLIT_HOSTS=2 LD_LIBRARY_PATH="$out/nofabric" timeout "$limit" \
+     "$prefix/bin/mpiexec" -n 2 "$out/libs" >"$out/log" 2>&1; then
+  notok "a libfabric.so.1 without fi_getinfo: the split job ran"
+elif grep -q "a job across hosts needs libfabric: libfabric.so.1 has no fi_getinfo" "$out/log"; then
+  ok "a libfabric.so.1 without fi_getinfo: MPI_Init fails and says so"
+else
+  notok "a libfabric.so.1 without fi_getinfo: no reason given"; tail -5 "$out/log" | sed 's/^/# /'
+fi
 
 # results on 2 and 4 hosts, every algorithm of the NIC model ("2 2": a
 # process a CPU here, so a host in MPI reads the fabric at every call and
