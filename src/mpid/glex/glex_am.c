@@ -283,7 +283,9 @@ static int send_msg(uint32_t node, int handler_id, const void *am_hdr, MPI_Aint 
     }
 
     MPIDI_GLEX_ring_slot_t rs;
-    if (data_sz > RING_MIN && MPIDI_GLEX_ring_reserve(node, data_sz, &rs)) {
+    if (data_sz > RING_MIN &&
+        MPIDI_GLEX_ring_reserve(node, data_sz,
+                                contig ? (uintptr_t) data + (uintptr_t) true_lb : 0, &rs)) {
         mpi_errno = send_ring(&d, &w, am_hdr_sz, data, count, datatype, contig, true_lb,
                               data_sz, &rs, handler_id, sreq);
         MPIR_ERR_CHECK(mpi_errno);

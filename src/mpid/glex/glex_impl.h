@@ -101,8 +101,11 @@ void MPIDI_GLEX_ring_finalize(void);
 /* bytes of the ring a sender on this host / on another host has here (0: none) */
 void MPIDI_GLEX_ring_sizes(uint64_t * near, uint64_t * far);
 /* room for len bytes in our ring at node: 1 and *slot, or 0 (larger than
- * GLEX_RDMA_EAGER or a quarter ring, full, rings off or none at node) */
-int MPIDI_GLEX_ring_reserve(uint32_t node, MPI_Aint len, MPIDI_GLEX_ring_slot_t * slot);
+ * GLEX_RDMA_EAGER or a quarter ring, full, rings off or none at node); the
+ * slot starts at src's offset in a cache line (src: where the data is, 0
+ * when it is packed first) */
+int MPIDI_GLEX_ring_reserve(uint32_t node, MPI_Aint len, uintptr_t src,
+                            MPIDI_GLEX_ring_slot_t * slot);
 /* a credit from node: it consumed that many bytes of our ring there, ever */
 void MPIDI_GLEX_ring_credit(uint32_t node, uint64_t consumed);
 /* receiving: where src's message of len bytes at off lies here (NULL: not
