@@ -41,6 +41,12 @@ const char *glex_strerror(int code);
 /* Record a formatted message for glex_last_error(); returns code. */
 int glex_set_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* ---- copying: memcpy/memmove as the NIC's DMA moves bytes, without
+ * memcpy's slow case (a destination 1-63 bytes past the source modulo
+ * 4 KiB: glex_emu_copy.c) ---- */
+void glex_copy(void *dst, const void *src, size_t n);
+void glex_move(void *dst, const void *src, size_t n);
+
 /* ---- clock and environment: the one clock and the one GLEX_* parser of
  * every layer ---- */
 /* CLOCK_MONOTONIC in nanoseconds */

@@ -191,7 +191,7 @@ static int apply(glex_task_t *t, const glex_desc_t *d, void *dst, const void *a,
     if (!bytes)
         return GLEX_OK;
     if (!d->reduce_flag) {
-        memmove(dst, src, bytes);
+        glex_move(dst, src, bytes);
         return GLEX_OK;
     }
     uint64_t n = bytes / glex_type_size((glex_type_t)d->type);
@@ -381,7 +381,7 @@ static int eager_send(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gl
         return 0;
     }
     jitter(f);
-    memcpy(glex_unit_ram(f, d->dest_id, dunit) + at, (const void *)(uintptr_t)d->local_addr,
+    glex_copy(glex_unit_ram(f, d->dest_id, dunit) + at, (const void *)(uintptr_t)d->local_addr,
            t->sbytes);
     glex_ctrl_t r = { .ram_off = (uint32_t)at, .len = (uint32_t)t->sbytes, .total = t->sbytes };
     k = glex_make_key(t->tag, me, myvp, d->seq_id, d->dest_vp, GLEX_PKT_READY, 0);
@@ -528,7 +528,7 @@ static int coll_send(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
         } else {
             int rc = glex_remote(f, d->dest_id)
                          ? glex_wire_ram(f, d->dest_id, dunit, c->ram_off, src, c->len)
-                         : (memcpy(glex_unit_ram(f, d->dest_id, dunit) + c->ram_off, src, c->len),
+                         : (glex_copy(glex_unit_ram(f, d->dest_id, dunit) + c->ram_off, src, c->len),
                             GLEX_OK);
             if (rc)
                 return rc;
@@ -1280,9 +1280,9 @@ static int step_rdma(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d)
     void *local = (void *)(uintptr_t)d->local_addr, *remote = (void *)(uintptr_t)d->remote_addr;
     if (d->dest_id == f->node) {
         if (d->swap_remote_addr)
-            memmove(local, remote, d->length);
+            glex_move(local, remote, d->length);
         else
-            memmove(remote, local, d->length);
+            glex_move(remote, local, d->length);
         count_send(t, d->length);
         return 2;
     }
@@ -1318,9 +1318,9 @@ static int step_rdma(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d)
     void *win = glex_dma_window(f, d->dest_id, d->remote_addr, d->length);
     if (win) {
         if (d->swap_remote_addr)
-            memcpy(local, win, d->length);
+            glex_copy(local, win, d->length);
         else
-            memcpy(win, local, d->length);
+            glex_copy(win, local, d->length);
         goto done;
     }
     pid_t pid = atomic_load(&glex_node_shm(f, d->dest_id)->pid);

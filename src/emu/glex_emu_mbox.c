@@ -92,9 +92,9 @@ static int rdma(glex_fabric_t *f, uint32_t node, void *local, uint64_t remote, s
         return GLEX_OK;
     if (node == f->node) { /* this process: a plain copy */
         if (write)
-            memmove((void *)(uintptr_t)remote, local, len);
+            glex_move((void *)(uintptr_t)remote, local, len);
         else
-            memmove(local, (const void *)(uintptr_t)remote, len);
+            glex_move(local, (const void *)(uintptr_t)remote, len);
         return GLEX_OK;
     }
     if (glex_remote(f, node)) /* the engine's DMA goes over the fabric (glex_emu_wire_ops.c) */

@@ -195,7 +195,7 @@ retry:
     slot->len = (uint16_t)len;
     atomic_store_explicit(&slot->waiter, 0, memory_order_relaxed);
     if (len)
-        memcpy(slot + 1, payload, len);
+        glex_copy(slot + 1, payload, len);
     if (f->p.vtime)
         *slot_vt(slot, esz) = vt;
     if (at != home)
@@ -226,7 +226,7 @@ int glex_table_take_vt(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_key_
                 !atomic_compare_exchange_strong(&e->state, &st, GLEX_SLOT_BUSY))
                 continue;
             int len = e->len < cap ? e->len : (int)cap;
-            memcpy(payload, e + 1, (size_t)len);
+            glex_copy(payload, e + 1, (size_t)len);
             if (vt)
                 *vt = f->p.vtime ? *slot_vt(e, esz) : 0;
             int waiter = atomic_exchange(&e->waiter, 0);

@@ -88,7 +88,7 @@ int glex_wire_send(glex_fabric_t *f, uint32_t node, wmsg_t *h, const void *p, ui
     b->node = node;
     memcpy(b->data, h, sizeof *h);
     if (len)
-        memcpy(b->data + sizeof *h, p, len);
+        glex_copy(b->data + sizeof *h, p, len);
     atomic_fetch_add(&w->sends_out, 1);
     pthread_mutex_lock(&w->order_mu);
     ((wmsg_t *)(void *)b->data)->seq = w->tx_seq[node];

@@ -93,7 +93,7 @@ static void eager_landed(glex_fabric_t *f, const wmsg_t *m)
                 (unsigned long long)total, part, (first + idx * part) * GLEX_PAGE);
         return;
     }
-    memcpy(glex_unit_ram(f, f->node, m->unit) + m->aux + (total - m->len), m + 1, m->len);
+    glex_copy(glex_unit_ram(f, f->node, m->unit) + m->aux + (total - m->len), m + 1, m->len);
     glex_eager_landed(f, m->unit, (uint32_t)total);
     struct {
         wmsg_t h;
@@ -135,7 +135,7 @@ static void rx_apply(glex_fabric_t *f, const wmsg_t *m)
                     f->p.unit_buffer_kb);
             return;
         }
-        memcpy(glex_unit_ram(f, f->node, m->unit) + m->x, p, m->len);
+        glex_copy(glex_unit_ram(f, f->node, m->unit) + m->x, p, m->len);
         break;
     case W_EAGER:
         eager_landed(f, m);
@@ -146,7 +146,7 @@ static void rx_apply(glex_fabric_t *f, const wmsg_t *m)
                                       memory_order_release);
         break;
     case W_PUT:
-        memcpy((void *)(uintptr_t)m->x, p, m->len);
+        glex_copy((void *)(uintptr_t)m->x, p, m->len);
         glex_rdma_landed((void *)(uintptr_t)m->x, m->len);
         break;
     case W_GOT:

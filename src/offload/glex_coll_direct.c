@@ -277,7 +277,7 @@ static int enter(glex_group_t *g, glex_dcall_t *c)
             sl->recv = d->region[s].id;
         }
     } else if (c->bytes) {
-        memcpy(slot_data(sl), send_ptr(&c->a), c->bytes);
+        glex_copy(slot_data(sl), send_ptr(&c->a), c->bytes);
     }
     /* large: 0 the buffer itself, 1 a stage read by RDMA, 2 + fd a region */
     sl->len = (uint32_t)(!c->large ? c->bytes
@@ -365,7 +365,7 @@ static int small_step(glex_group_t *g, glex_dcall_t *c)
                 return glex_direct_blocked(g, c, c->a.root);
             if (!size_ok(g, c, c->a.root))
                 return c->status;
-            memcpy(c->a.recvbuf, slot_data(sl), c->bytes);
+            glex_copy(c->a.recvbuf, slot_data(sl), c->bytes);
         }
         return finish_call(g, c);
     }
@@ -383,7 +383,7 @@ static int small_step(glex_group_t *g, glex_dcall_t *c)
             return c->status;
         if (!c->bytes)
             continue;
-        int rc = c->q == 0 ? (memcpy(c->a.recvbuf, slot_data(sl), c->bytes), GLEX_OK)
+        int rc = c->q == 0 ? (glex_copy(c->a.recvbuf, slot_data(sl), c->bytes), GLEX_OK)
                            : combine(c, c->a.recvbuf, slot_data(sl), c->bytes);
         if (rc)
             return glex_direct_fail(g, c, rc);
@@ -465,22 +465,22 @@ static int reduce_block(glex_group_t *g, glex_dcall_t *c)
                 return glex_direct_fail(g, c, rc);
         }
         if (g->size == 1 && c->first != acc)
-            memcpy(acc, c->first, len);
+            glex_copy(acc, c->first, len);
         if (glex_stage_round_robin(c)) {
             /* the chunk into this rank's result and, while in cache, its
              * stage (where the others copy it from; its own data there was
              * read by this rank alone), then said */
             if (acc != (uint8_t *)c->a.recvbuf + off)
-                memcpy((uint8_t *)c->a.recvbuf + off, acc, len);
+                glex_copy((uint8_t *)c->a.recvbuf + off, acc, len);
             if (c->out)
-                memcpy(d->stage[s] + off, acc, len);
+                glex_copy(d->stage[s] + off, acc, len);
             atomic_store_explicit(&line_of(d, me)->red[s], (uint64_t)c->c << 32 | (c->ci + 1),
                                   memory_order_release);
             uint64_t next_off, next_len;
             glex_stage_said(g, c, !my_chunk(g, c, c->ci + 1, &next_off, &next_len));
         } else if (local_dest) {
             if (acc != (uint8_t *)c->a.recvbuf + off)
-                memcpy((uint8_t *)c->a.recvbuf + off, acc, len);
+                glex_copy((uint8_t *)c->a.recvbuf + off, acc, len);
             /* allreduce: the chunk, still in cache, into every peer's result
              * (that region of a peer's buffer is read by this rank alone,
              * and it has read it) */

@@ -81,7 +81,7 @@ void glex_stage_fill(glex_group_t *g, glex_dcall_t *c)
     const uint8_t *src = send_ptr(&c->a);
     for (uint64_t off = 0; off < c->bytes;) {
         uint64_t len = c->bytes - off < CHUNK_BYTES ? c->bytes - off : CHUNK_BYTES;
-        memcpy(dst + off, src + off, len);
+        glex_copy(dst + off, src + off, len);
         off += len;
         uint64_t kib = off == c->bytes ? (off + 1023) >> 10 : off >> 10;
         atomic_store_explicit(&line_of(d, g->rank)->out[c->c & 1u], (uint64_t)c->c << 32 | kib,
@@ -199,7 +199,7 @@ int glex_stage_gather(glex_group_t *g, glex_dcall_t *c)
         if (!src)
             return c->status;
         if (src != dst)
-            memcpy(dst, src, len);
+            glex_copy(dst, src, len);
     }
     return 1;
 }
