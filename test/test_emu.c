@@ -809,8 +809,47 @@ static void test_job_per_cpu(void)
     glex_fabric_close(f);
 }
 
+/* glex_copy / glex_move: every distance modulo 64 and sizes around the
+ * loop's threshold give memcpy's bytes; overlapping moves keep memmove's */
+static void test_copy(void)
+{
+    enum { MAXN = 5000, PAD = 4096, TOTAL = 16384 }; /* TOTAL >= MAXN + 2 * PAD, 4 KiB pages */
+    uint8_t *src = aligned_alloc(4096, TOTAL), *dst = aligned_alloc(4096, TOTAL);
+    uint8_t *ref = malloc(MAXN + 2 * PAD);
+    const size_t sizes[] = { 0, 1, 63, 1023, 1024, 1025, 2048, 4096, 4097, MAXN };
+    unsigned bad = 0, cases = 0;
+    for (size_t k = 0; k < MAXN + 2 * PAD; k++)
+        src[k] = (uint8_t)(k * 7 + 3);
+    for (unsigned dist = 0; dist < 4096; dist += dist < 80 ? 1 : 509)
+        for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+            size_t n = sizes[i];
+            memset(dst, 0xee, MAXN + 2 * PAD);
+            memset(ref, 0xee, MAXN + 2 * PAD);
+            glex_copy(dst + dist, src + 32, n);
+            memcpy(ref + dist, src + 32, n);
+            bad += memcmp(dst, ref, MAXN + 2 * PAD) != 0;
+            /* moves within one buffer, the destination dist and 4 KiB +
+             * dist bytes on (overlapping, and apart up to 4 KiB + dist) */
+            for (size_t far = 0; far <= PAD; far += PAD) {
+                memcpy(dst, src, MAXN + 2 * PAD);
+                memcpy(ref, src, MAXN + 2 * PAD);
+                glex_move(dst + far + dist, dst, n);
+                memmove(ref + far + dist, ref, n);
+                bad += memcmp(dst, ref, MAXN + 2 * PAD) != 0;
+            }
+            cases += 3;
+        }
+    tap_ok(!bad, "glex_copy and glex_move give memcpy's and memmove's bytes: %u of %u cases "
+                 "differ (distances 0-79 and to 4 KiB, 0-%d bytes, overlapping moves)",
+           bad, cases, MAXN);
+    free(src);
+    free(dst);
+    free(ref);
+}
+
 int main(void)
 {
+    test_copy();
     test_segment_lifecycle();
     test_yield_auto();
     test_job_per_cpu();
