@@ -486,6 +486,44 @@ static int rank_mp_rdma(glex_tctx_t *c)
         glex_case_fail(c, id, "barrier 2");
     if (c->rank == 1 && (area[0] != 0x22 || area[2048] != 0x11 || area[4095] != 0x11))
         glex_case_fail(c, id, "put data wrong: %x %x", area[0], area[2048]);
+
+    /* 100000 bytes into a destination 16 bytes further into its page than
+     * the source: the engine's cross-memory copy goes through its bounce
+     * buffer (memcpy's slow distance) in 64 KiB steps */
+    id = glex_case(c, "RDMA put and get of 100000 B to 16 bytes past the source's page offset");
+    enum { BIG = 100000, AT = 262144 }; /* the destination: shared_area + AT + 16 */
+    uint8_t *src = shared_area + 8192, *dst = shared_area + AT + 16;
+    for (uint32_t k = 0; k < BIG; k++)
+        src[k] = (uint8_t)(k * 13 + 7 + 101 * c->rank);
+    memset(dst, 0, BIG);
+    bar.seq_id = bar.cp_count = 2; /* sent and awaited: the step's tag */
+    if (glex_vp_post(c->vp, &bar, 1) || !glex_test_wait_cqe(c->f, c->vp, &e, 5000))
+        glex_case_fail(c, id, "barrier 3");
+    if (c->rank == 0) {
+        memset(&d, 0, sizeof d);
+        d.kind = GLEX_DESC_RDMA;
+        d.ch = d.ct = d.coll_end_flag = 1;
+        d.dest_id = 1;
+        d.length = BIG;
+        d.local_addr = (uint64_t)(uintptr_t)src;
+        d.remote_addr = (uint64_t)(uintptr_t)dst;
+        if (glex_vp_post(c->vp, &d, 1) || !glex_test_wait_cqe(c->f, c->vp, &e, 5000) || e.status)
+            glex_case_fail(c, id, "put: %s", glex_last_error());
+        d.swap_remote_addr = 1; /* its source into my destination */
+        d.local_addr = (uint64_t)(uintptr_t)dst;
+        d.remote_addr = (uint64_t)(uintptr_t)src;
+        if (glex_vp_post(c->vp, &d, 1) || !glex_test_wait_cqe(c->f, c->vp, &e, 5000) || e.status)
+            glex_case_fail(c, id, "get: %s", glex_last_error());
+    }
+    bar.seq_id = bar.cp_count = 3;
+    if (glex_vp_post(c->vp, &bar, 1) || !glex_test_wait_cqe(c->f, c->vp, &e, 5000))
+        glex_case_fail(c, id, "barrier 4");
+    for (uint32_t k = 0; k < BIG; k++) /* each holds the other's source */
+        if (dst[k] != (uint8_t)(k * 13 + 7 + 101 * (1 - c->rank))) {
+            glex_case_fail(c, id, "byte %u: %u, expected %u", k, dst[k],
+                           (uint8_t)(k * 13 + 7 + 101 * (1 - c->rank)));
+            break;
+        }
     return 0;
 }
 

@@ -101,6 +101,7 @@ struct glex_engine {
     _Atomic uint32_t running; /* the engine thread has started */
     uint64_t rng;
     uint8_t *p2p_blocked; /* per VP, this pass: an MP/RDMA task could not finish */
+    uint8_t *bounce;      /* cma_step's buffer (under mu), made at first need */
 };
 
 /* ---- virtual time (GLEX_VTIME) ----
@@ -1273,6 +1274,34 @@ static int step_mp(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d)
     return 2;
 }
 
+/* One cross-memory copy (process_vm_readv for a get, writev for a put) of
+ * up to len bytes; the count done.  The kernel copies with rep movsb too,
+ * 5x slower when the destination lies 1-63 bytes past the source modulo 4
+ * KiB (64 KiB: 83600 cycles against 16800 here; glex_emu_copy.c): such a
+ * copy goes through a buffer at the remote side's offset in its page, the
+ * kernel's part at distance 0 and ours by glex_copy, up to BOUNCE bytes at
+ * a time. */
+#define BOUNCE (64u << 10)
+static ssize_t cma_step(glex_engine_t *e, pid_t pid, int get, uint8_t *local, uint8_t *remote,
+                        size_t len)
+{
+    uintptr_t dst = get ? (uintptr_t)local : (uintptr_t)remote;
+    uintptr_t src = get ? (uintptr_t)remote : (uintptr_t)local, dist = (dst - src) & 4095u;
+    uint8_t *via = local;
+    if (len >= 16384 && dist && dist < 64 &&
+        (e->bounce || (e->bounce = aligned_alloc(4096, BOUNCE + 4096)))) {
+        via = e->bounce + ((uintptr_t)remote & 4095u);
+        len = len < BOUNCE ? len : BOUNCE;
+        if (!get)
+            glex_copy(via, local, len);
+    }
+    struct iovec l = { via, len }, r = { remote, len };
+    ssize_t n = get ? process_vm_readv(pid, &l, 1, &r, 1, 0) : process_vm_writev(pid, &l, 1, &r, 1, 0);
+    if (get && via != local && n > 0)
+        glex_copy(local, via, (size_t)n);
+    return n;
+}
+
 static int step_rdma(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d)
 {
     if (!d->length)
@@ -1328,10 +1357,8 @@ static int step_rdma(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d)
         return glex_error(GLEX_ENOENT, "RDMA to node %u: node is not attached", d->dest_id);
     uint64_t done = 0;
     while (done < d->length) {
-        struct iovec l = { (uint8_t *)local + done, d->length - done };
-        struct iovec r = { (uint8_t *)remote + done, d->length - done };
-        ssize_t n = d->swap_remote_addr ? process_vm_readv(pid, &l, 1, &r, 1, 0)
-                                        : process_vm_writev(pid, &l, 1, &r, 1, 0);
+        ssize_t n = cma_step(f->eng, pid, d->swap_remote_addr, (uint8_t *)local + done,
+                             (uint8_t *)remote + done, d->length - done);
         if (n <= 0)
             return glex_error(GLEX_ESYS, "RDMA %s node %u (pid %d) %llu bytes: %s",
                               d->swap_remote_addr ? "get from" : "put to", d->dest_id, (int)pid,
@@ -1801,6 +1828,7 @@ void glex_engine_stop(glex_fabric_t *f)
     task_free_all(e->spare);
     pthread_mutex_destroy(&e->mu);
     free(e->p2p_blocked);
+    free(e->bounce);
     free(e);
     f->eng = NULL;
 }
