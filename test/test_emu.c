@@ -431,6 +431,23 @@ static void test_jobs(void)
 
 /* ------------------------------------------------------------ two ranks */
 
+/* rank 0's RDMA with rank 1 (a put, or a get: get=1) of len bytes, posted
+ * and waited for; 0 when its CQE came back good */
+static int rdma_with_1(glex_tctx_t *c, void *local, void *remote, uint64_t len, int get)
+{
+    glex_desc_t d;
+    glex_cqe_t e;
+    memset(&d, 0, sizeof d);
+    d.kind = GLEX_DESC_RDMA;
+    d.ch = d.ct = d.coll_end_flag = 1;
+    d.dest_id = 1;
+    d.length = len;
+    d.swap_remote_addr = (uint8_t)get;
+    d.local_addr = (uint64_t)(uintptr_t)local;
+    d.remote_addr = (uint64_t)(uintptr_t)remote;
+    return glex_vp_post(c->vp, &d, 1) || !glex_test_wait_cqe(c->f, c->vp, &e, 5000) || e.status;
+}
+
 static int rank_mp_rdma(glex_tctx_t *c)
 {
     int id = glex_case(c, "MP delivers inline payload to the RQ, CQE to the sender");
@@ -464,19 +481,9 @@ static int rank_mp_rdma(glex_tctx_t *c)
     if (glex_vp_post(c->vp, &bar, 1) || !glex_test_wait_cqe(c->f, c->vp, &e, 5000))
         glex_case_fail(c, id, "barrier 1");
     if (c->rank == 0) {
-        memset(&d, 0, sizeof d);
-        d.kind = GLEX_DESC_RDMA;
-        d.ch = d.ct = d.coll_end_flag = 1;
-        d.dest_id = 1;
-        d.length = 2048;
-        d.local_addr = (uint64_t)(uintptr_t)area;             /* put my first half */
-        d.remote_addr = (uint64_t)(uintptr_t)(area + 2048);   /* into its second half */
-        if (glex_vp_post(c->vp, &d, 1) || !glex_test_wait_cqe(c->f, c->vp, &e, 5000) || e.status)
+        if (rdma_with_1(c, area, area + 2048, 2048, 0)) /* my first half into its second */
             glex_case_fail(c, id, "put: %s", glex_last_error());
-        d.swap_remote_addr = 1; /* get its first half into my second half */
-        d.local_addr = (uint64_t)(uintptr_t)(area + 2048);
-        d.remote_addr = (uint64_t)(uintptr_t)area;
-        if (glex_vp_post(c->vp, &d, 1) || !glex_test_wait_cqe(c->f, c->vp, &e, 5000) || e.status)
+        if (rdma_with_1(c, area + 2048, area, 2048, 1)) /* its first half into my second */
             glex_case_fail(c, id, "get: %s", glex_last_error());
         if (area[0] != 0x11 || area[2048] != 0x22 || area[4095] != 0x22)
             glex_case_fail(c, id, "get data wrong");
@@ -500,19 +507,9 @@ static int rank_mp_rdma(glex_tctx_t *c)
     if (glex_vp_post(c->vp, &bar, 1) || !glex_test_wait_cqe(c->f, c->vp, &e, 5000))
         glex_case_fail(c, id, "barrier 3");
     if (c->rank == 0) {
-        memset(&d, 0, sizeof d);
-        d.kind = GLEX_DESC_RDMA;
-        d.ch = d.ct = d.coll_end_flag = 1;
-        d.dest_id = 1;
-        d.length = BIG;
-        d.local_addr = (uint64_t)(uintptr_t)src;
-        d.remote_addr = (uint64_t)(uintptr_t)dst;
-        if (glex_vp_post(c->vp, &d, 1) || !glex_test_wait_cqe(c->f, c->vp, &e, 5000) || e.status)
+        if (rdma_with_1(c, src, dst, BIG, 0))
             glex_case_fail(c, id, "put: %s", glex_last_error());
-        d.swap_remote_addr = 1; /* its source into my destination */
-        d.local_addr = (uint64_t)(uintptr_t)dst;
-        d.remote_addr = (uint64_t)(uintptr_t)src;
-        if (glex_vp_post(c->vp, &d, 1) || !glex_test_wait_cqe(c->f, c->vp, &e, 5000) || e.status)
+        if (rdma_with_1(c, dst, src, BIG, 1)) /* its source into my destination */
             glex_case_fail(c, id, "get: %s", glex_last_error());
     }
     bar.seq_id = bar.cp_count = 3;
