@@ -46,6 +46,9 @@ int glex_set_error(int code, const char *fmt, ...) __attribute__((format(printf,
  * 4 KiB: glex_emu_copy.c) ---- */
 void glex_copy(void *dst, const void *src, size_t n);
 void glex_move(void *dst, const void *src, size_t n);
+/* 1: dst lies 1-63 bytes past src modulo 4 KiB, where memcpy (and the
+ * kernel's copy behind cross-memory attach) runs slow */
+int glex_copy_slow_distance(const void *dst, const void *src);
 
 /* ---- clock and environment: the one clock and the one GLEX_* parser of
  * every layer ---- */

@@ -20,10 +20,17 @@
 /* rep movsb's ground: glibc's threshold is 2 KiB and up; 1 KiB leaves room */
 #define GLEX_COPY_LOOP_MIN 1024u
 
+int glex_copy_slow_distance(const void *dst, const void *src)
+{
+    uintptr_t dist = ((uintptr_t)dst - (uintptr_t)src) & 4095u;
+    return dist >= 1 && dist < 64;
+}
+
 static int near_alias(const void *dst, const void *src, size_t n)
 {
-    uintptr_t d = (uintptr_t)dst, s = (uintptr_t)src, dist = (d - s) & 4095u;
-    return n >= GLEX_COPY_LOOP_MIN && dist >= 1 && dist < 64 && (d + n <= s || s + n <= d);
+    uintptr_t d = (uintptr_t)dst, s = (uintptr_t)src;
+    return n >= GLEX_COPY_LOOP_MIN && glex_copy_slow_distance(dst, src) &&
+           (d + n <= s || s + n <= d);
 }
 
 #if defined(__x86_64__)

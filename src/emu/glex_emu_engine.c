@@ -383,7 +383,7 @@ static int eager_send(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gl
     }
     jitter(f);
     glex_copy(glex_unit_ram(f, d->dest_id, dunit) + at, (const void *)(uintptr_t)d->local_addr,
-           t->sbytes);
+              t->sbytes);
     glex_ctrl_t r = { .ram_off = (uint32_t)at, .len = (uint32_t)t->sbytes, .total = t->sbytes };
     k = glex_make_key(t->tag, me, myvp, d->seq_id, d->dest_vp, GLEX_PKT_READY, 0);
     rc = send_pkt(f, d->dest_id, dunit, k, &r, sizeof r, 0);
@@ -529,7 +529,8 @@ static int coll_send(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
         } else {
             int rc = glex_remote(f, d->dest_id)
                          ? glex_wire_ram(f, d->dest_id, dunit, c->ram_off, src, c->len)
-                         : (glex_copy(glex_unit_ram(f, d->dest_id, dunit) + c->ram_off, src, c->len),
+                         : (glex_copy(glex_unit_ram(f, d->dest_id, dunit) + c->ram_off, src,
+                                      c->len),
                             GLEX_OK);
             if (rc)
                 return rc;
@@ -1285,10 +1286,9 @@ static int step_mp(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d)
 static ssize_t cma_step(glex_engine_t *e, pid_t pid, int get, uint8_t *local, uint8_t *remote,
                         size_t len)
 {
-    uintptr_t dst = get ? (uintptr_t)local : (uintptr_t)remote;
-    uintptr_t src = get ? (uintptr_t)remote : (uintptr_t)local, dist = (dst - src) & 4095u;
     uint8_t *via = local;
-    if (len >= 16384 && dist && dist < 64 &&
+    if (len >= 16384 &&
+        glex_copy_slow_distance(get ? local : remote, get ? remote : local) &&
         (e->bounce || (e->bounce = aligned_alloc(4096, BOUNCE + 4096)))) {
         via = e->bounce + ((uintptr_t)remote & 4095u);
         len = len < BOUNCE ? len : BOUNCE;
@@ -1296,7 +1296,8 @@ static ssize_t cma_step(glex_engine_t *e, pid_t pid, int get, uint8_t *local, ui
             glex_copy(via, local, len);
     }
     struct iovec l = { via, len }, r = { remote, len };
-    ssize_t n = get ? process_vm_readv(pid, &l, 1, &r, 1, 0) : process_vm_writev(pid, &l, 1, &r, 1, 0);
+    ssize_t n = get ? process_vm_readv(pid, &l, 1, &r, 1, 0)
+                    : process_vm_writev(pid, &l, 1, &r, 1, 0);
     if (get && via != local && n > 0)
         glex_copy(local, via, (size_t)n);
     return n;
