@@ -101,6 +101,7 @@ struct glex_engine {
     _Atomic uint32_t running; /* the engine thread has started */
     uint64_t rng;
     uint8_t *p2p_blocked; /* per VP, this pass: an MP/RDMA task could not finish */
+    uint32_t *vp_tasks;   /* per VP, its tasks in the list (under mu) */
     uint8_t *bounce;      /* cma_step's buffer (under mu), made at first need */
 };
 
@@ -1275,6 +1276,47 @@ static int step_mp(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d)
     return 2;
 }
 
+/* MP descriptors posted while their VP has nothing queued or running, each
+ * a sequence of its own: the NIC executes them as the doorbell is written
+ * (descriptors carried with the doorbell, as a programmed-I/O send is),
+ * without a trip through the DQ and a task; counted as any descriptor and
+ * task.  Returns how many of d[0..n) it executed, in order: the caller
+ * queues the rest.  None when another thread runs the engine, the VP has
+ * work ahead of them, the destination is on another host, or its receive
+ * queue is full or not open yet. */
+uint32_t glex_engine_post_mp(glex_vp_t *vp, const glex_desc_t *d, uint32_t n)
+{
+    glex_fabric_t *f = vp->f;
+    glex_engine_t *e = f->eng;
+    glex_vp_shm_t *s = vp->shm;
+    uint32_t done = 0;
+    if (f->p.vtime || pthread_mutex_trylock(&e->mu))
+        return 0;
+    if (!e->vp_tasks[vp->index] && atomic_load_explicit(&s->dq_head, memory_order_relaxed) ==
+                                       atomic_load_explicit(&s->dq_tail, memory_order_relaxed)) {
+        for (; done < n; done++) {
+            const glex_desc_t *m = &d[done];
+            if (m->kind != GLEX_DESC_MP || !m->ch || !m->ct || m->coll_end_flag ||
+                glex_remote(f, m->dest_id) ||
+                glex_rq_deliver(f, m->dest_id, m->dest_vp, f->node, vp->index, m->data,
+                                m->inline_len, 0) != GLEX_OK)
+                break;
+            atomic_fetch_add_explicit(&glex_unit_shm(f, f->node, glex_job_unit(f, m->job_id))
+                                           ->tasks_admitted, 1, memory_order_relaxed);
+            glex_counter_add(&s->desc_executed, 1);
+            glex_counter_add(&s->packets_sent, 1);
+            glex_counter_add(&s->bytes_sent, m->inline_len);
+            glex_counter_add(&s->tasks_completed, 1);
+        }
+        glex_counter_add(&s->desc_posted, done);
+    }
+    pthread_mutex_unlock(&e->mu);
+    for (uint32_t i = 0; i < done; i++)
+        if (i == done - 1 || d[i].dest_id != d[done - 1].dest_id)
+            glex_ring(f, d[i].dest_id);
+    return done;
+}
+
 /* One cross-memory copy (process_vm_readv for a get, writev for a put) of
  * up to len bytes; the count done.  The kernel copies with rep movsb too,
  * 5x slower when the destination lies 1-63 bytes past the source modulo 4
@@ -1614,6 +1656,7 @@ static int fetch(glex_fabric_t *f, glex_engine_t *e, glex_vp_t *vp)
             e->head = t;
         e->tail = t;
         atomic_fetch_add_explicit(&e->ntasks, 1, memory_order_relaxed);
+        e->vp_tasks[vp->index]++;
         head += n;
         work = 1;
     }
@@ -1652,6 +1695,7 @@ static int progress_locked(glex_fabric_t *f, glex_engine_t *e)
             if (e->tail == t)
                 e->tail = prev;
             atomic_fetch_sub_explicit(&e->ntasks, 1, memory_order_relaxed);
+            e->vp_tasks[t->vp->index]--;
             task_put(e, t);
             work = 1;
             continue;
@@ -1663,9 +1707,15 @@ static int progress_locked(glex_fabric_t *f, glex_engine_t *e)
     return work;
 }
 
+static int engine_has_work(glex_fabric_t *f);
+
 int glex_progress(glex_fabric_t *f)
 {
     glex_engine_t *e = f->eng;
+    /* nothing queued, no task, no other host: a pass would find nothing
+     * (a host polling its queues between messages pays no lock for it) */
+    if (!f->wire && !engine_has_work(f))
+        return 0;
     int got = f->wire ? glex_wire_poll(f) : 0; /* what came from other hosts, on this core */
     pthread_mutex_lock(&e->mu);
     int work = progress_locked(f, e) | (got > 0);
@@ -1788,7 +1838,10 @@ int glex_engine_start(glex_fabric_t *f)
     if (!e)
         return glex_error(GLEX_ENOMEM, "out of memory for the engine");
     e->p2p_blocked = calloc(f->p.vps_per_node, 1);
-    if (!e->p2p_blocked) {
+    e->vp_tasks = calloc(f->p.vps_per_node, sizeof *e->vp_tasks);
+    if (!e->p2p_blocked || !e->vp_tasks) {
+        free(e->p2p_blocked);
+        free(e->vp_tasks);
         free(e);
         return glex_error(GLEX_ENOMEM, "out of memory for the engine");
     }
@@ -1829,6 +1882,7 @@ void glex_engine_stop(glex_fabric_t *f)
     task_free_all(e->spare);
     pthread_mutex_destroy(&e->mu);
     free(e->p2p_blocked);
+    free(e->vp_tasks);
     free(e->bounce);
     free(e);
     f->eng = NULL;

@@ -155,6 +155,13 @@ int glex_vp_post(glex_vp_t *vp, const glex_desc_t *d, size_t n)
     uint32_t tail;
     if ((rc = dq_room(vp, n, &tail)))
         return rc;
+    /* MP descriptors to an idle VP go as the doorbell is written */
+    if (d->kind == GLEX_DESC_MP) {
+        uint32_t done = glex_engine_post_mp(vp, d, (uint32_t)n);
+        if (done == n)
+            return GLEX_OK;
+        d += done, n -= done; /* the rest queues behind them */
+    }
     /* GLEX_VTIME: a post (its descriptors written, the doorbell rung) costs
      * the host host_post once */
     uint64_t vt = f->p.vtime ? (f->vt_host = glex_vt_host_now(f) + glex_vt(f, GLEX_VT_HOST_POST))

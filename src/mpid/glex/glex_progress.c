@@ -9,13 +9,10 @@
 /* progress calls without work before yielding the core */
 #define IDLE_YIELD 64
 
-static int watch_peers(int work)
+/* an idle loop: nothing has arrived since idle_since_ns (0: until now) */
+static int watch_peers(void)
 {
     MPIDI_GLEX_global_t *g = &MPIDI_GLEX_global;
-    if (work) {
-        g->idle_since_ns = 0;
-        return MPI_SUCCESS;
-    }
     uint64_t now = glex_coarse_ns();
     if (!g->idle_since_ns) {
         g->idle_since_ns = now;
@@ -47,13 +44,15 @@ int MPIDI_GLEX_progress(int vci, int blocking)
 
     /* MPICH polls progress in a loop while it waits; when nothing arrives,
      * give the core to the other processes of this oversubscribed node */
+    /* the failure detector reads the clock then too, not on every call */
     if (work || am_work || nbc_work) {
         MPIDI_GLEX_global.am_idle = 0;
+        MPIDI_GLEX_global.idle_since_ns = 0;
     } else if (++MPIDI_GLEX_global.am_idle >= IDLE_YIELD) {
         MPIDI_GLEX_global.am_idle = 0;
         sched_yield();
+        mpi_errno = watch_peers();
     }
-    mpi_errno = watch_peers(work || am_work || nbc_work);
   fn_exit:
     return mpi_errno;
   fn_fail:
