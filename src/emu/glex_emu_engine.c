@@ -1276,44 +1276,85 @@ static int step_mp(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d)
     return 2;
 }
 
-/* MP descriptors posted while their VP has nothing queued or running, each
- * a sequence of its own: the NIC executes them as the doorbell is written
- * (descriptors carried with the doorbell, as a programmed-I/O send is),
- * without a trip through the DQ and a task; counted as any descriptor and
- * task.  Returns how many of d[0..n) it executed, in order: the caller
- * queues the rest.  None when another thread runs the engine, the VP has
- * work ahead of them, the destination is on another host, or its receive
- * queue is full or not open yet. */
-uint32_t glex_engine_post_mp(glex_vp_t *vp, const glex_desc_t *d, uint32_t n)
+/* One descriptor of glex_engine_post_now: 1 when executed, 0 when it must
+ * queue (as a task would wait: the destination's receive queue or this
+ * VP's CQ full, or memory only cross-memory attach reaches). */
+static int post_now_one(glex_fabric_t *f, glex_vp_t *vp, const glex_desc_t *d)
+{
+    glex_vp_shm_t *s = vp->shm;
+    if (!d->ch || !d->ct || glex_remote(f, d->dest_id))
+        return 0;
+    if (d->kind == GLEX_DESC_MP) {
+        uint32_t tail = atomic_load_explicit(&s->cq_tail, memory_order_relaxed);
+        if (d->coll_end_flag &&
+            tail - atomic_load_explicit(&s->cq_head, memory_order_acquire) >= f->p.cq_depth)
+            return 0;
+        if (glex_rq_deliver(f, d->dest_id, d->dest_vp, f->node, vp->index, d->data,
+                            d->inline_len, 0) != GLEX_OK)
+            return 0;
+        glex_counter_add(&s->bytes_sent, d->inline_len);
+        if (d->coll_end_flag) { /* as write_cqe: a task of one descriptor */
+            glex_cqe_t *e = &vp->cq[tail % f->p.cq_depth];
+            memset(e, 0, sizeof *e);
+            e->cookie = d->cookie;
+            e->job_id = (uint16_t)d->job_id;
+            e->vp = (uint16_t)vp->index;
+            e->ndesc = 1;
+            e->sent = 1;
+            atomic_store_explicit(&s->cq_tail, tail + 1, memory_order_release);
+        }
+    } else if (d->kind == GLEX_DESC_RDMA && !d->swap_remote_addr && !d->coll_end_flag) {
+        void *local = (void *)(uintptr_t)d->local_addr;
+        if (d->dest_id == f->node) {
+            glex_move((void *)(uintptr_t)d->remote_addr, local, d->length);
+        } else if (d->length) { /* registered memory of the peer: DMA in place */
+            void *win = glex_dma_window(f, d->dest_id, d->remote_addr, d->length);
+            if (!win)
+                return 0;
+            glex_copy(win, local, d->length);
+        }
+        glex_counter_add(&s->bytes_sent, d->length);
+    } else {
+        return 0;
+    }
+    atomic_fetch_add_explicit(&glex_unit_shm(f, f->node, glex_job_unit(f, d->job_id))
+                                   ->tasks_admitted, 1, memory_order_relaxed);
+    glex_counter_add(&s->desc_executed, 1);
+    glex_counter_add(&s->packets_sent, 1);
+    glex_counter_add(&s->tasks_completed, 1);
+    return 1;
+}
+
+/* Descriptors posted while their VP has nothing queued or running, each a
+ * sequence of its own (an MP, an RDMA put to this host): the NIC executes
+ * them as the doorbell is written (descriptors carried with the doorbell,
+ * as a programmed-I/O send is), without a trip through the DQ and a task;
+ * counted as any descriptor and task.  Returns how many of d[0..n) it
+ * executed, in order: the caller queues the rest.  None when another
+ * thread runs the engine or the VP has work ahead of them. */
+uint32_t glex_engine_post_now(glex_vp_t *vp, const glex_desc_t *d, uint32_t n)
 {
     glex_fabric_t *f = vp->f;
     glex_engine_t *e = f->eng;
     glex_vp_shm_t *s = vp->shm;
     uint32_t done = 0;
+    int cqe = 0;
     if (f->p.vtime || pthread_mutex_trylock(&e->mu))
         return 0;
     if (!e->vp_tasks[vp->index] && atomic_load_explicit(&s->dq_head, memory_order_relaxed) ==
                                        atomic_load_explicit(&s->dq_tail, memory_order_relaxed)) {
-        for (; done < n; done++) {
-            const glex_desc_t *m = &d[done];
-            if (m->kind != GLEX_DESC_MP || !m->ch || !m->ct || m->coll_end_flag ||
-                glex_remote(f, m->dest_id) ||
-                glex_rq_deliver(f, m->dest_id, m->dest_vp, f->node, vp->index, m->data,
-                                m->inline_len, 0) != GLEX_OK)
-                break;
-            atomic_fetch_add_explicit(&glex_unit_shm(f, f->node, glex_job_unit(f, m->job_id))
-                                           ->tasks_admitted, 1, memory_order_relaxed);
-            glex_counter_add(&s->desc_executed, 1);
-            glex_counter_add(&s->packets_sent, 1);
-            glex_counter_add(&s->bytes_sent, m->inline_len);
-            glex_counter_add(&s->tasks_completed, 1);
-        }
+        while (done < n && post_now_one(f, vp, &d[done]))
+            cqe |= d[done++].coll_end_flag;
         glex_counter_add(&s->desc_posted, done);
     }
     pthread_mutex_unlock(&e->mu);
-    for (uint32_t i = 0; i < done; i++)
-        if (i == done - 1 || d[i].dest_id != d[done - 1].dest_id)
+    for (uint32_t i = 0; i < done; i++) /* each destination's bells once */
+        if (d[i].kind == GLEX_DESC_MP && d[i].dest_id != d[done - 1].dest_id)
             glex_ring(f, d[i].dest_id);
+    if (done && d[done - 1].kind == GLEX_DESC_MP)
+        glex_ring(f, d[done - 1].dest_id);
+    if (cqe)
+        glex_ring(f, f->node);
     return done;
 }
 

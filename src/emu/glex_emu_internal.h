@@ -631,9 +631,9 @@ void glex_vt_host_zero(glex_fabric_t *f);
 int glex_engine_start(glex_fabric_t *f);
 void glex_engine_stop(glex_fabric_t *f);
 void glex_engine_kick(glex_fabric_t *f);
-/* MP descriptors executed at their post (glex_vp_post): how many of d[0..n),
+/* descriptors executed at their post (glex_vp_post): how many of d[0..n),
  * in order; the caller queues the rest */
-uint32_t glex_engine_post_mp(glex_vp_t *vp, const glex_desc_t *d, uint32_t n);
+uint32_t glex_engine_post_now(glex_vp_t *vp, const glex_desc_t *d, uint32_t n);
 /* 1 when this process runs an engine thread (GLEX_ENGINE_THREAD=1) */
 int glex_engine_has_thread(const glex_fabric_t *f);
 

@@ -155,9 +155,9 @@ int glex_vp_post(glex_vp_t *vp, const glex_desc_t *d, size_t n)
     uint32_t tail;
     if ((rc = dq_room(vp, n, &tail)))
         return rc;
-    /* MP descriptors to an idle VP go as the doorbell is written */
-    if (d->kind == GLEX_DESC_MP) {
-        uint32_t done = glex_engine_post_mp(vp, d, (uint32_t)n);
+    /* MP and RDMA descriptors to an idle VP go as the doorbell is written */
+    if (d->kind != GLEX_DESC_COLL) {
+        uint32_t done = glex_engine_post_now(vp, d, (uint32_t)n);
         if (done == n)
             return GLEX_OK;
         d += done, n -= done; /* the rest queues behind them */
