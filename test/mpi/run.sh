@@ -40,7 +40,7 @@ valid() { # valid KIND ALGO: is ALGO a GLEX_<KIND>_ALGO value?
 nsizes=$(echo $nps | wc -w)
 nalgos=$(echo $ar_algos | wc -w)
 osu_colls="allreduce reduce bcast barrier iallreduce ireduce ibcast ibarrier"
-echo "1..$(( 6 + nsizes * (3 + nalgos) + 5 + 1 + 16 + 4 + 5 + 7 + 9 ))"
+echo "1..$(( 6 + nsizes * (3 + nalgos) + 4 + 5 + 1 + 16 + 4 + 5 + 7 + 9 ))"
 
 # shellcheck disable=SC2086
 compile $progs
@@ -177,6 +177,35 @@ run "comms with GLEX_MAILBOXES=1" 4 GLEX_MAILBOXES=1 GLEX_ALLREDUCE_ALGO=direct 
 # the NIC model (default) with a late root: right results; then the direct
 # path's staging (a named baseline): who may return before the late rank
 run "late_root" 3 -- "$out/late_root"
+# point-to-point protocols: 1 KiB goes through the receiver's ring; with
+# rings off (GLEX_RDMA_EAGER=0) fragments and the rendezvous carry
+# everything, the whole pt2pt program too
+proto() { # proto ENV...: pt2pt stream 1024 200, GLEX_VERBOSE=2; rank 0's ring and frag
+  env GLEX_VERBOSE=2 "$@" timeout "$limit" "$prefix/bin/mpiexec" -n 2 "$out/pt2pt" stream 1024 200 \
+    >"$out/log" 2>&1
+  rc=$?
+  line=$(grep "glex: rank 0: active messages sent" "$out/log")
+  ring=$(echo "$line" | sed -n 's/.* \([0-9]*\) ring,.*/\1/p')
+  frag=$(echo "$line" | sed -n 's/.* \([0-9]*\) fragmented,.*/\1/p')
+}
+proto
+if [ $rc = 0 ] && grep -q "pt2pt stream: 600 checks, 0 errors" "$out/log" && [ "$ring" = 200 ] &&
+   [ "$frag" = 0 ]; then
+  ok "200 messages of 1 KiB: all through the receiver's ring"
+else
+  notok "1 KiB messages: exit $rc, ring '$ring', fragmented '$frag'"; tail -5 "$out/log" | sed 's/^/# /'
+fi
+proto GLEX_RDMA_EAGER=0
+if [ $rc = 0 ] && grep -q "pt2pt stream: 600 checks, 0 errors" "$out/log" && [ "$ring" = 0 ] &&
+   [ "$frag" = 200 ]; then
+  ok "200 messages of 1 KiB with GLEX_RDMA_EAGER=0: all as fragments"
+else
+  notok "1 KiB messages, rings off: exit $rc, ring '$ring', fragmented '$frag'"
+  tail -5 "$out/log" | sed 's/^/# /'
+fi
+run pt2pt 2 GLEX_RDMA_EAGER=0 -- "$out/pt2pt"
+run pt2pt 4 GLEX_RDMA_EAGER=0 -- "$out/pt2pt"
+
 dp="GLEX_REDUCE_ALGO=direct GLEX_BCAST_ALGO=direct GLEX_ALLREDUCE_ALGO=direct"
 run "late_root" 2 $dp -- "$out/late_root" 1.5 out out
 run "late_root" 4 $dp GLEX_STAGE_KB=0 -- "$out/late_root" 1.5 wait wait

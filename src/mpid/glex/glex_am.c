@@ -3,7 +3,7 @@
  * Every message is one MP descriptor (inline payload <= GLEX_INLINE_MAX,
  * 256 bytes here) from this node's AM VP to the target's AM VP:
  *   EAGER  wire header + AM header + data, when all of it fits inline;
- *   RING   (processes of one host) data of RING_MIN+1 up to
+ *   RING   data that does not fit one descriptor, up to
  *          GLEX_RDMA_EAGER bytes (and a quarter ring): an RDMA put of the
  *          data into this sender's receive ring at the target (glex_ring.c;
  *          memory the target registered with its NIC, written in place),
@@ -14,7 +14,8 @@
  *          what it consumed every quarter ring as a
  *   CREDIT (wire header only);
  *   FRAG   up to FRAG_MAX bytes of contiguous or packed data that do not fit
- *          one descriptor: the EAGER layout with the data's first bytes,
+ *          one descriptor and that no ring takes (rings off, or no room
+ *          in this one): the EAGER layout with the data's first bytes,
  *          then CONT descriptors (a kind byte + data) with the rest, all
  *          posted at once; the receiver reassembles per source (a VP's MP
  *          descriptors are delivered in posting order) - a few 256-byte
@@ -63,11 +64,6 @@ typedef struct {
  * (FRAG + CONT descriptors) instead of a rendezvous */
 #define FRAG_MAX 2048
 #define FRAG_DESCS 16   /* at most this many descriptors a message */
-/* data up to this size goes in fragments even where a ring could take it:
- * two packets cost no more than a put, an MP and a CQE; three cost more
- * (2 ranks, 512 B: latency 1.37 against 1.15 us, bandwidth 443 against 750
- * MB/s; 256 B: 1.0 against 1.2 us, 308 against 242 MB/s) */
-#define RING_MIN 256
 
 /* a FRAG message being reassembled: one per source node at most */
 typedef struct {
@@ -283,8 +279,7 @@ static int send_msg(uint32_t node, int handler_id, const void *am_hdr, MPI_Aint 
     }
 
     MPIDI_GLEX_ring_slot_t rs;
-    if (data_sz > RING_MIN &&
-        MPIDI_GLEX_ring_reserve(node, data_sz,
+    if (MPIDI_GLEX_ring_reserve(node, data_sz,
                                 contig ? (uintptr_t) data + (uintptr_t) true_lb : 0, &rs)) {
         mpi_errno = send_ring(&d, &w, am_hdr_sz, data, count, datatype, contig, true_lb,
                               data_sz, &rs, handler_id, sreq);
