@@ -1,9 +1,10 @@
 /* pt2pt.c - point-to-point through the netmod's active messages: ping-pong
  * from 0 bytes to 4 MiB (inline, the RDMA-eager ring or with
  * GLEX_RDMA_EAGER=0 fragments, rendezvous by RDMA read), a non-contiguous
- * large message, a stream through the RDMA-eager rings (wrapping, full, credited), MPI_ANY_SOURCE
- * and probe, synchronous send, a flood of small messages (queue
- * back-pressure), message ordering, and one-sided put/get/accumulate.
+ * large message, a stream through the RDMA-eager rings (wrapping, full,
+ * credited), MPI_ANY_SOURCE and probe, synchronous send, a flood of small
+ * messages (queue back-pressure), message ordering, and one-sided
+ * put/get/accumulate.
  *
  * usage: pt2pt                 all of the above
  *        pt2pt stream BYTES N  only N messages of BYTES from rank 0 to the
