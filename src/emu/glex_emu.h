@@ -326,6 +326,17 @@ glex_fabric_t *glex_vp_fabric(const glex_vp_t *vp);
 /* Post descriptors d[0..n) (one or more CH..CT sequences).  All are checked
  * first; on any error nothing is posted.  GLEX_EAGAIN if the DQ lacks room. */
 int glex_vp_post(glex_vp_t *vp, const glex_desc_t *d, size_t n);
+/* One MP descriptor (ch = ct = 1, no CQE) from vp to VP dest_vp of node
+ * dest_id, its payload the n pieces one after another (GLEX_INLINE_CAP
+ * bytes in all at most): what glex_vp_post of that descriptor does, the
+ * payload gathered as the NIC reads it (no descriptor built first).
+ * GLEX_EAGAIN if the DQ lacks room. */
+typedef struct glex_piece {
+    const void *base;
+    size_t len;
+} glex_piece_t;
+int glex_vp_post_mp(glex_vp_t *vp, uint32_t dest_id, uint32_t dest_vp, const glex_piece_t *p,
+                    uint32_t n);
 /* Posting a descriptor list by reference.  A NIC fetches descriptors from
  * host memory by DMA: the host writes one DQ entry naming the list and its
  * registers, and the engine reads each descriptor when it starts it.  The

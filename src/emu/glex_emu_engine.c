@@ -101,7 +101,7 @@ struct glex_engine {
     _Atomic uint32_t running; /* the engine thread has started */
     uint64_t rng;
     uint8_t *p2p_blocked; /* per VP, this pass: an MP/RDMA task could not finish */
-    uint32_t *vp_tasks;   /* per VP, its tasks in the list (under mu) */
+    _Atomic uint32_t *vp_tasks; /* per VP, its tasks in the list (written under mu) */
     uint8_t *bounce;      /* cma_step's buffer (under mu), made at first need */
 };
 
@@ -1217,8 +1217,9 @@ static int step_coll(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d)
 
 /* ------------------------------------------------------ point to point */
 
-int glex_rq_deliver(glex_fabric_t *f, uint32_t node, uint32_t vp, uint32_t src, uint32_t svp,
-                    const void *data, uint32_t len, uint64_t vt)
+int glex_rq_deliver_pieces(glex_fabric_t *f, uint32_t node, uint32_t vp, uint32_t src,
+                           uint32_t svp, const glex_piece_t *p, uint32_t n, uint32_t len,
+                           uint64_t vt)
 {
     glex_vp_shm_t *dv = glex_vp_shm(f, node, vp);
     if (!atomic_load_explicit(&dv->rq_ready, memory_order_acquire))
@@ -1245,9 +1246,20 @@ int glex_rq_deliver(glex_fabric_t *f, uint32_t node, uint32_t vp, uint32_t src, 
     e->src_vp = (uint16_t)svp;
     e->len = (uint16_t)len;
     e->vt = vt;
-    memcpy(e->data, data, len);
+    uint8_t *to = e->data;
+    for (uint32_t i = 0; i < n; i++) {
+        memcpy(to, p[i].base, p[i].len);
+        to += p[i].len;
+    }
     atomic_store_explicit(&slot->seq, pos + 1, memory_order_release);
     return GLEX_OK;
+}
+
+int glex_rq_deliver(glex_fabric_t *f, uint32_t node, uint32_t vp, uint32_t src, uint32_t svp,
+                    const void *data, uint32_t len, uint64_t vt)
+{
+    glex_piece_t one = { data, len };
+    return glex_rq_deliver_pieces(f, node, vp, src, svp, &one, 1, len, vt);
 }
 
 static int step_mp(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d)
@@ -1276,6 +1288,44 @@ static int step_mp(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d)
     return 2;
 }
 
+/* Nothing of vp's is queued or running: its DQ is empty (every task fetched
+ * from it counted in vp_tasks before dq_head moved) and no task of its is in
+ * the engine (vp_tasks drops once a task has done all it does).  Only vp's
+ * own host posts to it, so this stays true while that host posts. */
+static int vp_idle(glex_engine_t *e, const glex_vp_t *vp)
+{
+    return atomic_load_explicit(&vp->shm->dq_head, memory_order_acquire) ==
+               atomic_load_explicit(&vp->shm->dq_tail, memory_order_relaxed) &&
+           !atomic_load_explicit(&e->vp_tasks[vp->index], memory_order_acquire);
+}
+
+/* the counts of a task of one descriptor executed at its post */
+static void count_now(glex_fabric_t *f, glex_vp_shm_t *s, uint32_t job, uint64_t bytes)
+{
+    atomic_fetch_add_explicit(&glex_unit_shm(f, f->node, glex_job_unit(f, job))->tasks_admitted, 1,
+                              memory_order_relaxed);
+    glex_counter_add(&s->desc_executed, 1);
+    glex_counter_add(&s->packets_sent, 1);
+    glex_counter_add(&s->bytes_sent, bytes);
+    glex_counter_add(&s->tasks_completed, 1);
+}
+
+int glex_engine_post_mp_now(glex_vp_t *vp, uint32_t dest_id, uint32_t dest_vp,
+                            const glex_piece_t *p, uint32_t n, uint32_t len)
+{
+    glex_fabric_t *f = vp->f;
+    /* no lock: an MP touches nothing of the engine's but the destination's
+     * receive queue (claimed by CAS) and this VP's counters, which no task
+     * writes while the VP is idle */
+    if (f->p.vtime || glex_remote(f, dest_id) || !vp_idle(f->eng, vp) ||
+        glex_rq_deliver_pieces(f, dest_id, dest_vp, f->node, vp->index, p, n, len, 0) != GLEX_OK)
+        return 0;
+    glex_counter_add(&vp->shm->desc_posted, 1);
+    count_now(f, vp->shm, 0, len);
+    glex_ring(f, dest_id);
+    return 1;
+}
+
 /* One descriptor of glex_engine_post_now: 1 when executed, 0 when it must
  * queue (as a task would wait: the destination's receive queue or this
  * VP's CQ full, or memory only cross-memory attach reaches). */
@@ -1292,7 +1342,6 @@ static int post_now_one(glex_fabric_t *f, glex_vp_t *vp, const glex_desc_t *d)
         if (glex_rq_deliver(f, d->dest_id, d->dest_vp, f->node, vp->index, d->data,
                             d->inline_len, 0) != GLEX_OK)
             return 0;
-        glex_counter_add(&s->bytes_sent, d->inline_len);
         if (d->coll_end_flag) { /* as write_cqe: a task of one descriptor */
             glex_cqe_t *e = &vp->cq[tail % f->p.cq_depth];
             memset(e, 0, sizeof *e);
@@ -1313,15 +1362,10 @@ static int post_now_one(glex_fabric_t *f, glex_vp_t *vp, const glex_desc_t *d)
                 return 0;
             glex_copy(win, local, d->length);
         }
-        glex_counter_add(&s->bytes_sent, d->length);
     } else {
         return 0;
     }
-    atomic_fetch_add_explicit(&glex_unit_shm(f, f->node, glex_job_unit(f, d->job_id))
-                                   ->tasks_admitted, 1, memory_order_relaxed);
-    glex_counter_add(&s->desc_executed, 1);
-    glex_counter_add(&s->packets_sent, 1);
-    glex_counter_add(&s->tasks_completed, 1);
+    count_now(f, s, d->job_id, d->kind == GLEX_DESC_MP ? d->inline_len : d->length);
     return 1;
 }
 
@@ -1341,8 +1385,7 @@ uint32_t glex_engine_post_now(glex_vp_t *vp, const glex_desc_t *d, uint32_t n)
     int cqe = 0;
     if (f->p.vtime || pthread_mutex_trylock(&e->mu))
         return 0;
-    if (!e->vp_tasks[vp->index] && atomic_load_explicit(&s->dq_head, memory_order_relaxed) ==
-                                       atomic_load_explicit(&s->dq_tail, memory_order_relaxed)) {
+    if (vp_idle(e, vp)) {
         while (done < n && post_now_one(f, vp, &d[done]))
             cqe |= d[done++].coll_end_flag;
         glex_counter_add(&s->desc_posted, done);
@@ -1697,7 +1740,7 @@ static int fetch(glex_fabric_t *f, glex_engine_t *e, glex_vp_t *vp)
             e->head = t;
         e->tail = t;
         atomic_fetch_add_explicit(&e->ntasks, 1, memory_order_relaxed);
-        e->vp_tasks[vp->index]++;
+        atomic_fetch_add_explicit(&e->vp_tasks[vp->index], 1, memory_order_relaxed);
         head += n;
         work = 1;
     }
@@ -1736,7 +1779,7 @@ static int progress_locked(glex_fabric_t *f, glex_engine_t *e)
             if (e->tail == t)
                 e->tail = prev;
             atomic_fetch_sub_explicit(&e->ntasks, 1, memory_order_relaxed);
-            e->vp_tasks[t->vp->index]--;
+            atomic_fetch_sub_explicit(&e->vp_tasks[t->vp->index], 1, memory_order_release);
             task_put(e, t);
             work = 1;
             continue;

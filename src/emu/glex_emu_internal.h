@@ -520,6 +520,10 @@ void glex_dma_unmap_all(glex_fabric_t *f);
  * while that VP is not open or its queue is full */
 int glex_rq_deliver(glex_fabric_t *f, uint32_t node, uint32_t vp, uint32_t src, uint32_t svp,
                     const void *data, uint32_t len, uint64_t vt);
+/* the same, the payload gathered from n pieces of len bytes in all */
+int glex_rq_deliver_pieces(glex_fabric_t *f, uint32_t node, uint32_t vp, uint32_t src,
+                           uint32_t svp, const glex_piece_t *p, uint32_t n, uint32_t len,
+                           uint64_t vt);
 
 /* hash buffer (glex_emu_table.c); vt: the packet's virtual send time (ps,
  * kept only with GLEX_VTIME) */
@@ -634,6 +638,9 @@ void glex_engine_kick(glex_fabric_t *f);
 /* descriptors executed at their post (glex_vp_post): how many of d[0..n),
  * in order; the caller queues the rest */
 uint32_t glex_engine_post_now(glex_vp_t *vp, const glex_desc_t *d, uint32_t n);
+/* glex_vp_post_mp's MP executed at its post: 1, or 0 when it must queue */
+int glex_engine_post_mp_now(glex_vp_t *vp, uint32_t dest_id, uint32_t dest_vp,
+                            const glex_piece_t *p, uint32_t n, uint32_t len);
 /* 1 when this process runs an engine thread (GLEX_ENGINE_THREAD=1) */
 int glex_engine_has_thread(const glex_fabric_t *f);
 

@@ -177,6 +177,42 @@ int glex_vp_post(glex_vp_t *vp, const glex_desc_t *d, size_t n)
     return GLEX_OK;
 }
 
+int glex_vp_post_mp(glex_vp_t *vp, uint32_t dest_id, uint32_t dest_vp, const glex_piece_t *p,
+                    uint32_t n)
+{
+    if (!vp || !vp->shm)
+        return glex_error(GLEX_EINVAL, "post on a VP that is not open");
+    if (n && !p)
+        return glex_error(GLEX_EINVAL, "null piece array with n=%u", n);
+    glex_fabric_t *f = vp->f;
+    size_t len = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (p[i].len && !p[i].base)
+            return glex_error(GLEX_EINVAL, "MP piece %u of %zu bytes at null", i, p[i].len);
+        len += p[i].len;
+    }
+    if (dest_id >= f->nnodes || dest_vp >= f->p.vps_per_node || len > GLEX_INLINE_CAP)
+        return glex_error(GLEX_EINVAL,
+                          "MP to node %u vp %u of %zu bytes: allowed node 0..%u, vp 0..%u, "
+                          "0..%u bytes",
+                          dest_id, dest_vp, len, f->nnodes - 1, f->p.vps_per_node - 1,
+                          GLEX_INLINE_CAP);
+    if (glex_engine_post_mp_now(vp, dest_id, dest_vp, p, n, (uint32_t)len))
+        return GLEX_OK;
+    glex_desc_t d;
+    memset(&d, 0, offsetof(glex_desc_t, data));
+    d.kind = GLEX_DESC_MP;
+    d.ch = d.ct = 1;
+    d.source_vp = (uint16_t)vp->index;
+    d.dest_vp = (uint16_t)dest_vp;
+    d.dest_id = dest_id;
+    d.inline_len = (uint16_t)len;
+    for (uint32_t i = 0, off = 0; i < n; off += (uint32_t)p[i].len, i++)
+        if (p[i].len)
+            memcpy(d.data + off, p[i].base, p[i].len);
+    return glex_vp_post(vp, &d, 1);
+}
+
 /* GLEX_VTIME: move the ring's entry with the earliest virtual time (a uint64
  * at vt_off) among [head, tail) to head, the ones before it up behind it in
  * their order (one sender's entries keep theirs: its virtual times only

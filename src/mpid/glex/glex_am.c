@@ -118,6 +118,18 @@ static int post(const glex_desc_t *d, size_t n)
     }
 }
 
+/* post one MP of n payload pieces to node's AM VP (glex_vp_post_mp), as post() */
+static int post_mp(uint32_t node, const glex_piece_t * p, uint32_t n)
+{
+    for (;;) {
+        int rc = glex_vp_post_mp(MPIDI_GLEX_global.am_vp, node, MPIDI_GLEX_AM_VP, p, n);
+        if (rc != GLEX_EAGAIN)
+            return rc ? post_error(rc) : MPI_SUCCESS;
+        glex_progress(MPIDI_GLEX_global.fabric);
+        hold_incoming();
+    }
+}
+
 static void mp_init(glex_desc_t * d, uint32_t node)
 {
     memset(d, 0, offsetof(glex_desc_t, data));
@@ -249,34 +261,36 @@ static int send_msg(uint32_t node, int handler_id, const void *am_hdr, MPI_Aint 
         MPIR_ERR_SETANDJUMP1(mpi_errno, MPI_ERR_OTHER, "**fail", "**fail %s", msg);
     }
 
-    glex_desc_t d;
-    mp_init(&d, node);
     wire_t w = {.handler_id = (uint8_t) handler_id, .src_vci = (uint8_t) src_vci,
         .dst_vci = (uint8_t) dst_vci, .am_hdr_sz = (uint32_t) am_hdr_sz,
         .data_sz = (uint64_t) data_sz
     };
-    if (am_hdr_sz)
-        memcpy(d.data + WIRE_SZ, am_hdr, am_hdr_sz);
 
     if (WIRE_SZ + am_hdr_sz + data_sz <= MP_INLINE) {
+        /* the NIC gathers the MP's payload: wire header, AM header, data */
         w.kind = WIRE_EAGER;
-        uint8_t *p = d.data + WIRE_SZ + am_hdr_sz;
-        if (data_sz && contig) {
-            memcpy(p, (const char *) data + true_lb, data_sz);
-        } else if (data_sz) {
+        uint8_t packed_data[MP_INLINE];
+        glex_piece_t p[3] = { {&w, WIRE_SZ}, {am_hdr, (size_t) am_hdr_sz},
+        {(const char *) data + true_lb, (size_t) data_sz}
+        };
+        if (data_sz && !contig) {
             MPI_Aint packed = 0;
-            mpi_errno = MPIR_Typerep_pack(data, count, datatype, 0, p, data_sz, &packed);
+            mpi_errno = MPIR_Typerep_pack(data, count, datatype, 0, packed_data, data_sz, &packed);
             MPIR_ERR_CHECK(mpi_errno);
+            p[2].base = packed_data;
         }
-        memcpy(d.data, &w, WIRE_SZ);
-        d.inline_len = (uint16_t) (WIRE_SZ + am_hdr_sz + data_sz);
-        mpi_errno = post(&d, 1);
+        mpi_errno = post_mp(node, p, data_sz ? 3 : 2);
         MPIR_ERR_CHECK(mpi_errno);
         MPIDI_GLEX_global.am_sent[MPIDI_GLEX_AM_INLINE]++;
         if (sreq)
             MPIDIG_global.origin_cbs[handler_id] (sreq);
         goto fn_exit;
     }
+
+    glex_desc_t d;
+    mp_init(&d, node);
+    if (am_hdr_sz)
+        memcpy(d.data + WIRE_SZ, am_hdr, am_hdr_sz);
 
     MPIDI_GLEX_ring_slot_t rs;
     if (MPIDI_GLEX_ring_reserve(node, data_sz,
@@ -459,12 +473,9 @@ static int rdma_read(uint32_t node, uint64_t remote, void *local, uint64_t len)
 
 static int send_ack(uint32_t node, int kind, uint64_t cookie)
 {
-    glex_desc_t d;
-    mp_init(&d, node);
     wire_t w = {.kind = (uint8_t) kind,.cookie = cookie };
-    memcpy(d.data, &w, WIRE_SZ);
-    d.inline_len = (uint16_t) WIRE_SZ;
-    return post(&d, 1);
+    glex_piece_t p = { &w, WIRE_SZ };
+    return post_mp(node, &p, 1);
 }
 
 /* pieces of a non-contiguous receive buffer at least this long on average
