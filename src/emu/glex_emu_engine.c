@@ -785,7 +785,12 @@ static int coll_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
         glex_key_t k = glex_make_key(t->tag, d->recv_id, d->recv_vp, d->cp_count, myvp,
                                      GLEX_PKT_DATA, 0);
         uint64_t pvt;
-        int len = take_cp(f, t, k, buf, &pvt);
+        /* the table is looked up once the VP's CP counter shows a packet
+         * (counted once it is in): a receive waiting for its packet costs a
+         * load per pass */
+        int len = atomic_load_explicit(glex_cp_counter(f, me, t->job, myvp), memory_order_acquire)
+                      ? take_cp(f, t, k, buf, &pvt)
+                      : -1;
         if (len < 0) {
             park(t, u, 0);
             return inline_recv_mismatch(f, t, d);
