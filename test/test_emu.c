@@ -882,6 +882,112 @@ static void test_copy(void)
     free(ref);
 }
 
+/* the bytes of message i of rank_post_mp: piece k's byte j */
+static uint8_t mp_byte(uint32_t i, int k, uint32_t j)
+{
+    return (uint8_t)(i * 31u + (uint32_t)k * 7u + j * 3u + 1u);
+}
+
+/* glex_vp_post_mp: its checks, and messages through a receive queue too
+ * small for them, mixed with whole descriptors: the first 16 of 24 go at
+ * their post, the rest wait in the DQ (no engine thread: GLEX_ENGINE_THREAD=0
+ * in main); once the receiver has emptied its queue 16 more are posted,
+ * which must queue behind those (the VP is not idle) until the sender's
+ * progress calls run them, in order */
+static int rank_post_mp(glex_tctx_t *c)
+{
+    enum { N = 40, HDR = 20 };
+    int id = glex_case(c, "glex_vp_post_mp rejects a bad node, VP, length or piece, naming the "
+                          "allowed range");
+    if (c->rank == 0) {
+        static uint8_t big[300];
+        glex_piece_t p8 = { big, 8 }, p300 = { big, 300 }, pnull = { NULL, 4 };
+        const char *want[] = { "node 0..1", "vp 0..", "0..256 bytes", "at null" };
+        for (int k = 0; k < 4; k++) {
+            int rc = glex_vp_post_mp(c->vp, k == 0 ? 2 : 1, k == 1 ? 4096 : 0,
+                                     k == 2 ? &p300 : k == 3 ? &pnull : &p8, 1);
+            if (rc != GLEX_EINVAL || !strstr(glex_last_error(), want[k]))
+                glex_case_fail(c, id, "case %d: rc %d, '%s' (want '%s')", k, rc,
+                               glex_last_error(), want[k]);
+        }
+    }
+    id = glex_case(c, "glex_vp_post_mp: %d messages of 3 pieces, every other one a whole MP "
+                      "descriptor, arrive whole and in order through a 16-entry receive queue, "
+                      "counted as %d descriptors executed and packets sent", N, N);
+    glex_desc_t bar = coll_desc(0); /* both VPs open, nothing queued: the sends start at once */
+    bar.cp = bar.branch = 1;
+    bar.dest_id = bar.recv_id = (uint32_t)(1 - c->rank);
+    glex_cqe_t e;
+    if (glex_vp_post(c->vp, &bar, 1) || !glex_test_wait_cqe(c->f, c->vp, &e, 5000))
+        glex_case_fail(c, id, "barrier: %s", glex_last_error());
+    if (c->rank == 0) {
+        glex_vp_counters_t before, after;
+        glex_vp_counters(c->f, 0, 0, &before);
+        for (uint32_t i = 0; i < N; i++) {
+            if (i == 24)
+                usleep(400000); /* the receiver empties its queue; 8 wait in the DQ */
+            uint8_t hdr[HDR], data[200];
+            uint32_t len = (i * 37u) % 200u;
+            for (uint32_t j = 0; j < HDR; j++)
+                hdr[j] = mp_byte(i, 1, j);
+            for (uint32_t j = 0; j < len; j++)
+                data[j] = mp_byte(i, 2, j);
+            glex_piece_t p[3] = { { &i, sizeof i }, { hdr, HDR }, { data, len } };
+            int rc;
+            if (i % 2 == 0) { /* 24 too: the first post after the pause */
+                rc = glex_vp_post_mp(c->vp, 1, 0, p, 3);
+            } else {
+                glex_desc_t d;
+                memset(&d, 0, sizeof d);
+                d.kind = GLEX_DESC_MP;
+                d.ch = d.ct = 1;
+                d.dest_id = 1;
+                d.inline_len = (uint16_t)(sizeof i + HDR + len);
+                memcpy(d.data, &i, sizeof i);
+                memcpy(d.data + sizeof i, hdr, HDR);
+                memcpy(d.data + sizeof i + HDR, data, len);
+                rc = glex_vp_post(c->vp, &d, 1);
+            }
+            if (rc)
+                glex_case_fail(c, id, "post %u: %s", i, glex_last_error());
+        }
+        for (int t = 0; t < 5000; t++, usleep(1000)) {
+            glex_progress(c->f);
+            glex_vp_counters(c->f, 0, 0, &after);
+            if (after.desc_executed - before.desc_executed >= N)
+                break;
+        }
+        if (after.desc_posted - before.desc_posted != N ||
+            after.desc_executed - before.desc_executed != N ||
+            after.packets_sent - before.packets_sent != N)
+            glex_case_fail(c, id, "counted %llu posted, %llu executed, %llu packets sent",
+                           (unsigned long long)(after.desc_posted - before.desc_posted),
+                           (unsigned long long)(after.desc_executed - before.desc_executed),
+                           (unsigned long long)(after.packets_sent - before.packets_sent));
+    } else {
+        usleep(200000); /* the queue fills; the rest wait in the sender's DQ */
+        for (uint32_t i = 0; i < N; i++) {
+            glex_rqe_t r;
+            int got = 0;
+            for (int t = 0; t < 5000 && !(got = glex_vp_poll_rq(c->vp, &r)); t++)
+                usleep(1000);
+            uint32_t len = (i * 37u) % 200u, idx = ~0u, bad = 0;
+            if (got)
+                memcpy(&idx, r.data, sizeof idx);
+            for (uint32_t j = 0; got && j < HDR + len; j++)
+                bad += r.data[sizeof idx + j] != (j < HDR ? mp_byte(i, 1, j)
+                                                          : mp_byte(i, 2, j - HDR));
+            if (!got || idx != i || r.len != sizeof idx + HDR + len || bad) {
+                glex_case_fail(c, id, "message %u: got %d, index %u, %u bytes (want %zu), %u "
+                                      "bytes wrong", i, got, idx, got ? r.len : 0,
+                               sizeof idx + HDR + len, bad);
+                break;
+            }
+        }
+    }
+    return 0;
+}
+
 int main(void)
 {
     test_copy();
@@ -895,6 +1001,12 @@ int main(void)
     test_hash_table();
     test_jobs();
     glex_run_group(2, NULL, rank_mp_rdma, NULL, 60, "emu mp/rdma");
+    glex_params_t q;
+    glex_params_default(&q);
+    q.cq_depth = 16; /* the receive queue's depth too */
+    setenv("GLEX_ENGINE_THREAD", "0", 1); /* the DQ runs in the sender's progress calls only */
+    glex_run_group(2, &q, rank_post_mp, NULL, 60, "emu post_mp");
+    unsetenv("GLEX_ENGINE_THREAD");
     if (getenv("GLEX_SPLIT_HOSTS") && atoi(getenv("GLEX_SPLIT_HOSTS")) > 1)
         tap_ok(1, "emu regions # SKIP regions are mapped within one host");
     else
