@@ -33,7 +33,11 @@ if [ ! -x "$prefix/bin/mpicc" ] || [ ! -d "$tree" ]; then
 fi
 
 # configure and build the suite once per install prefix; rebuild the test
-# programs (make) every time, which is quick when nothing changed
+# programs (make) every time, which is quick when nothing changed.  The
+# suite's scripts share the tree: one at a time (make -j runs them alongside)
+mkdir -p "$cache"
+exec 9>"$cache/mpich-testsuite.lock"
+flock 9
 if [ ! -f "$work/.glex-configured" ] || [ "$(cat "$work/.glex-configured")" != "$prefix" ]; then
   rm -rf "$work" && mkdir -p "$work"
   (cd "$tree" && tar cf - .) | (cd "$work" && tar xpf -)   # keep timestamps
@@ -49,6 +53,7 @@ for d in util dtpools $dirs; do
     echo "1..1"; echo "not ok 1 - building MPICH's $d tests failed"
     tail -20 "$work/make-$d.log" | sed 's/^/# /'; exit 1; }
 done
+exec 9>&- # built: the runs below write files of their own
 
 # with GLEX_SPLIT_HOSTS every job of the suite is split into that many
 # emulated hosts (doc/multinode.md): its files and TAP lines say so
