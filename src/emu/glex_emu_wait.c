@@ -35,6 +35,7 @@ int glex_wait_until_flags(glex_fabric_t *f, int (*done)(void *), void *arg, int 
     if (drive)
         glex_host_wait_begin(f);
     while (!done(arg)) {
+        uint32_t token = glex_host_token(f);
         if (drive && glex_progress(f)) {
             moved = 1;
             continue;
@@ -63,12 +64,8 @@ int glex_wait_until_flags(glex_fabric_t *f, int (*done)(void *), void *arg, int 
             continue;
         }
         uint64_t left_ms = (end - now) / 1000000ull + 1;
-        /* the bell's count, then count as a sleeping host, then look once
-         * more: a ring after the count is seen by the sleep, a mailbox
-         * writer that wrote before seeing the count is seen here
-         * (glex_notify).  The spin above never reads the bell: its line
-         * stays with the peers that ring it. */
-        uint32_t token = glex_host_token(f);
+        /* count as a sleeping host, then look once more: a mailbox writer
+         * that wrote before seeing the count is seen here (glex_notify) */
         atomic_fetch_add(&n->host_sleepers, 1);
         atomic_thread_fence(memory_order_seq_cst);
         int ready = done(arg);
