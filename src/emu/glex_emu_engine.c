@@ -1251,11 +1251,7 @@ int glex_rq_deliver_pieces(glex_fabric_t *f, uint32_t node, uint32_t vp, uint32_
     e->src_vp = (uint16_t)svp;
     e->len = (uint16_t)len;
     e->vt = vt;
-    uint8_t *to = e->data;
-    for (uint32_t i = 0; i < n; i++) {
-        memcpy(to, p[i].base, p[i].len);
-        to += p[i].len;
-    }
+    glex_pieces_copy(e->data, p, n);
     atomic_store_explicit(&slot->seq, pos + 1, memory_order_release);
     return GLEX_OK;
 }
@@ -1291,6 +1287,22 @@ static int step_mp(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d)
     count_send(t, d->inline_len); /* received: counted by the host that takes it */
     glex_ring(f, d->dest_id);
     return 2;
+}
+
+/* the next CQE of vp's CQ to fill (*tail its position), or NULL when the
+ * CQ is full; cq_publish hands it to the host */
+static glex_cqe_t *cq_next(const glex_fabric_t *f, glex_vp_t *vp, uint32_t *tail)
+{
+    glex_vp_shm_t *s = vp->shm;
+    *tail = atomic_load_explicit(&s->cq_tail, memory_order_relaxed);
+    if (*tail - atomic_load_explicit(&s->cq_head, memory_order_acquire) >= f->p.cq_depth)
+        return NULL;
+    return &vp->cq[*tail % f->p.cq_depth];
+}
+
+static void cq_publish(glex_vp_t *vp, uint32_t tail)
+{
+    atomic_store_explicit(&vp->shm->cq_tail, tail + 1, memory_order_release);
 }
 
 /* Nothing of vp's is queued or running: its DQ is empty (every task fetched
@@ -1340,22 +1352,20 @@ static int post_now_one(glex_fabric_t *f, glex_vp_t *vp, const glex_desc_t *d)
     if (!d->ch || !d->ct || glex_remote(f, d->dest_id))
         return 0;
     if (d->kind == GLEX_DESC_MP) {
-        uint32_t tail = atomic_load_explicit(&s->cq_tail, memory_order_relaxed);
-        if (d->coll_end_flag &&
-            tail - atomic_load_explicit(&s->cq_head, memory_order_acquire) >= f->p.cq_depth)
-            return 0;
-        if (glex_rq_deliver(f, d->dest_id, d->dest_vp, f->node, vp->index, d->data,
+        uint32_t tail = 0;
+        glex_cqe_t *e = d->coll_end_flag ? cq_next(f, vp, &tail) : NULL;
+        if ((d->coll_end_flag && !e) ||
+            glex_rq_deliver(f, d->dest_id, d->dest_vp, f->node, vp->index, d->data,
                             d->inline_len, 0) != GLEX_OK)
             return 0;
-        if (d->coll_end_flag) { /* as write_cqe: a task of one descriptor */
-            glex_cqe_t *e = &vp->cq[tail % f->p.cq_depth];
+        if (e) { /* as write_cqe: a task of one descriptor */
             memset(e, 0, sizeof *e);
             e->cookie = d->cookie;
             e->job_id = (uint16_t)d->job_id;
             e->vp = (uint16_t)vp->index;
             e->ndesc = 1;
             e->sent = 1;
-            atomic_store_explicit(&s->cq_tail, tail + 1, memory_order_release);
+            cq_publish(vp, tail);
         }
     } else if (d->kind == GLEX_DESC_RDMA && !d->swap_remote_addr && !d->coll_end_flag) {
         void *local = (void *)(uintptr_t)d->local_addr;
@@ -1512,11 +1522,10 @@ done:
 
 static int write_cqe(glex_fabric_t *f, glex_task_t *t)
 {
-    glex_vp_shm_t *s = t->vp->shm;
-    uint32_t tail = atomic_load_explicit(&s->cq_tail, memory_order_relaxed);
-    if (tail - atomic_load_explicit(&s->cq_head, memory_order_acquire) >= f->p.cq_depth)
+    uint32_t tail;
+    glex_cqe_t *e = cq_next(f, t->vp, &tail);
+    if (!e)
         return 0; /* CQ full: keep the task until the host drains it */
-    glex_cqe_t *e = &t->vp->cq[tail % f->p.cq_depth];
     e->cookie = t->rel ? t->regs.cookie : t->list[t->n - 1].cookie;
     e->status = t->status;
     e->job_id = (uint16_t)t->job;
@@ -1527,7 +1536,7 @@ static int write_cqe(glex_fabric_t *f, glex_task_t *t)
     e->alu_ops = t->n_alu;
     e->alu_elems = t->n_alu_elems;
     e->vt = f->p.vtime ? t->vt + glex_vt(f, GLEX_VT_IO) : 0;
-    atomic_store_explicit(&s->cq_tail, tail + 1, memory_order_release);
+    cq_publish(t->vp, tail);
     return 1;
 }
 

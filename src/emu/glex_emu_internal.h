@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <string.h>
 
 #define GLEX_MAGIC 0x58454c4721454d55ull /* "UME!GLEX" */
 #define GLEX_PAGE 1024u                  /* unit RAM allocation granule */
@@ -520,6 +521,15 @@ void glex_dma_unmap_all(glex_fabric_t *f);
  * while that VP is not open or its queue is full */
 int glex_rq_deliver(glex_fabric_t *f, uint32_t node, uint32_t vp, uint32_t src, uint32_t svp,
                     const void *data, uint32_t len, uint64_t vt);
+/* the n pieces one after another from to (an MP's payload, gathered) */
+static inline void glex_pieces_copy(uint8_t *to, const glex_piece_t *p, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        if (p[i].len)
+            memcpy(to, p[i].base, p[i].len);
+        to += p[i].len;
+    }
+}
 /* the same, the payload gathered from n pieces of len bytes in all */
 int glex_rq_deliver_pieces(glex_fabric_t *f, uint32_t node, uint32_t vp, uint32_t src,
                            uint32_t svp, const glex_piece_t *p, uint32_t n, uint32_t len,

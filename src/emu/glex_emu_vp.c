@@ -207,9 +207,7 @@ int glex_vp_post_mp(glex_vp_t *vp, uint32_t dest_id, uint32_t dest_vp, const gle
     d.dest_vp = (uint16_t)dest_vp;
     d.dest_id = dest_id;
     d.inline_len = (uint16_t)len;
-    for (uint32_t i = 0, off = 0; i < n; off += (uint32_t)p[i].len, i++)
-        if (p[i].len)
-            memcpy(d.data + off, p[i].base, p[i].len);
+    glex_pieces_copy(d.data, p, n);
     return glex_vp_post(vp, &d, 1);
 }
 

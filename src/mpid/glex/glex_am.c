@@ -245,7 +245,7 @@ static int send_ring(glex_desc_t * first, wire_t * w, MPI_Aint am_hdr_sz, const 
     goto fn_exit;
 }
 
-static int take_cqes(void);
+static int take_cqes(int *took);
 
 static int send_msg(uint32_t node, int handler_id, const void *am_hdr, MPI_Aint am_hdr_sz,
                     const void *data, MPI_Aint count, MPI_Datatype datatype, int src_vci,
@@ -304,7 +304,8 @@ static int send_msg(uint32_t node, int handler_id, const void *am_hdr, MPI_Aint 
         /* complete at its CQE, which the NIC has usually written by now (an
          * idle VP executes both at the post): taken at once, the request is
          * complete when the send call returns */
-        mpi_errno = take_cqes();
+        int took;
+        mpi_errno = take_cqes(&took);
         goto fn_exit;
     }
 
@@ -445,11 +446,13 @@ static int cqe_take(const glex_cqe_t * e)
     return MPI_SUCCESS;
 }
 
-/* every CQE of the AM VP, each by cqe_take */
-static int take_cqes(void)
+/* every CQE of the AM VP, each by cqe_take; *took = 1 when there was one */
+static int take_cqes(int *took)
 {
     glex_cqe_t c;
+    *took = 0;
     while (glex_vp_poll_cq(MPIDI_GLEX_global.am_vp, &c) == 1) {
+        *took = 1;
         int mpi_errno = cqe_take(&c);
         if (mpi_errno)
             return mpi_errno;
@@ -697,12 +700,8 @@ int MPIDI_GLEX_am_poll(int *work)
     glex_vp_t *vp = MPIDI_GLEX_global.am_vp;
     *work = 0;
 
-    glex_cqe_t c;
-    while (glex_vp_poll_cq(vp, &c) == 1) {
-        if ((mpi_errno = cqe_take(&c)))
-            return mpi_errno;
-        *work = 1;
-    }
+    if ((mpi_errno = take_cqes(work)))
+        return mpi_errno;
 
     for (int n = 0; n < RQ_BATCH; n++) {
         held_t *h = held_head;
