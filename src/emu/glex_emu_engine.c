@@ -1406,11 +1406,12 @@ uint32_t glex_engine_post_now(glex_vp_t *vp, const glex_desc_t *d, uint32_t n)
         glex_counter_add(&s->desc_posted, done);
     }
     pthread_mutex_unlock(&e->mu);
-    for (uint32_t i = 0; i < done; i++) /* each destination's bells once */
-        if (d[i].kind == GLEX_DESC_MP && d[i].dest_id != d[done - 1].dest_id)
-            glex_ring(f, d[i].dest_id);
-    if (done && d[done - 1].kind == GLEX_DESC_MP)
-        glex_ring(f, d[done - 1].dest_id);
+    /* every MP's destination rung once all ran, a run of them to one
+     * destination once */
+    uint32_t rung = UINT32_MAX;
+    for (uint32_t i = done; i-- > 0;)
+        if (d[i].kind == GLEX_DESC_MP && d[i].dest_id != rung)
+            glex_ring(f, rung = d[i].dest_id);
     if (cqe)
         glex_ring(f, f->node);
     return done;
