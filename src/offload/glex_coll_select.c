@@ -185,12 +185,12 @@ glex_algo_t glex_algo_auto(const glex_group_t *g, const glex_coll_args_t *a)
         break;
     case GLEX_COLL_REDUCE: algo = LOOKUP(reduce_rows, ppc, n, bytes); break;
     case GLEX_COLL_ALLREDUCE: algo = LOOKUP(allreduce_rows, ppc, n, bytes); break;
-    /* barrier: with a core per process an allreduce of nothing (log2(n)
-     * exchanges where the binomial reduce + bcast takes 2 log2(n) one-way
-     * steps); with more processes than cores every message is a context
-     * switch and the binomial sends fewer (2(n-1) against n log2 n): OSU's
-     * barrier + bcast sum the same at 4 and 8 on 2 cores (NOTES 2026-11-26) */
-    default: return ppc > 1 ? GLEX_ALGO_BINOMIAL : GLEX_ALGO_RECURSIVE_DOUBLING;
+    /* barrier: an allreduce of nothing, log2(n) exchanges where the
+     * binomial reduce + bcast takes 2 log2(n) one-way steps.  With more
+     * processes than cores the binomial sends fewer messages (2(n-1) against
+     * n log2 n, each a context switch), yet OSU's barrier at 4, 8 and 16 on
+     * 2 cores is 1.1-2x faster recursive-doubling (NOTES 2026-11-27) */
+    default: return GLEX_ALGO_RECURSIVE_DOUBLING;
     }
     /* a choice that does not fit the call (too few elements) */
     if (!glex_algo_fits(g, a, algo))
