@@ -120,12 +120,15 @@ typedef struct glex_unit_shm {
     _Atomic uint64_t dma_reads; /* pulses of offered halves this NIC read itself */
 } glex_unit_shm_t;
 
+/* The bells have a line each, apart from what peers read (pid, state): the
+ * nodes that ring write them on every packet; the owner reads them only
+ * when it goes to sleep, so while it spins they stay with the ringers. */
 typedef struct glex_node_shm {
-    _Atomic uint32_t doorbell; /* bumped on every packet/CQE for this node */
+    _Alignas(64) _Atomic uint32_t doorbell; /* bumped on every packet/CQE for this node */
     _Atomic uint32_t sleepers;
+    _Alignas(64) _Atomic uint32_t hostbell; /* hosts sleep on it: rung with the doorbell and alone */
     _Atomic uint32_t host_sleepers; /* hosts asleep in glex_wait_until (glex_notify) */
-    _Atomic uint32_t hostbell; /* hosts sleep on it: rung with the doorbell and alone */
-    _Atomic int32_t pid;       /* owner process, 0 when free */
+    _Alignas(64) _Atomic int32_t pid; /* owner process, 0 when free */
     _Atomic uint32_t state;    /* glex_node_state_t: FREE, ALIVE (attached) or LEFT */
     _Atomic uint64_t start;    /* owner's start time (glex_proc_start) */
     /* its traffic with other hosts (glex_emu_wire.c): messages and bytes each

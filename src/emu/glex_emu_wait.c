@@ -35,7 +35,6 @@ int glex_wait_until_flags(glex_fabric_t *f, int (*done)(void *), void *arg, int 
     if (drive)
         glex_host_wait_begin(f);
     while (!done(arg)) {
-        uint32_t token = glex_host_token(f);
         if (drive && glex_progress(f)) {
             moved = 1;
             continue;
@@ -64,10 +63,20 @@ int glex_wait_until_flags(glex_fabric_t *f, int (*done)(void *), void *arg, int 
             continue;
         }
         uint64_t left_ms = (end - now) / 1000000ull + 1;
-        /* count as a sleeping host, then look once more: a mailbox writer
-         * that wrote before seeing the count is seen here (glex_notify) */
+        /* The bell's count, then count as a sleeping host, then drive the
+         * engine and look once more: a ring after the count ends the sleep;
+         * a packet that came before it is taken by this engine pass, and a
+         * mailbox writer that wrote before seeing the sleeper count is seen
+         * by the look (glex_notify).  The spin above never reads the bell:
+         * its line stays with the nodes that ring it. */
+        uint32_t token = glex_host_token(f);
         atomic_fetch_add(&n->host_sleepers, 1);
         atomic_thread_fence(memory_order_seq_cst);
+        if (drive && glex_progress(f)) {
+            atomic_fetch_sub(&n->host_sleepers, 1);
+            moved = 1;
+            continue;
+        }
         int ready = done(arg);
         if (!ready) {
             glex_wire_unwatched(f); /* nobody reads the fabric in glex_progress meanwhile */
