@@ -337,6 +337,15 @@ typedef struct glex_piece {
 } glex_piece_t;
 int glex_vp_post_mp(glex_vp_t *vp, uint32_t dest_id, uint32_t dest_vp, const glex_piece_t *p,
                     uint32_t n);
+/* An RDMA put of len bytes from src to remote_addr of node dest_id, then an
+ * MP from vp to VP dest_vp of that node, its payload the n pieces, that asks
+ * for a CQE carrying cookie (the put's data has left src by then): what
+ * glex_vp_post of those two descriptors (a sequence each) does, without
+ * building them - data into memory the receiver registered, then the
+ * message that tells it where.  GLEX_EAGAIN if the DQ lacks room for both. */
+int glex_vp_post_put_mp(glex_vp_t *vp, uint32_t dest_id, uint32_t dest_vp, const void *src,
+                        uint64_t remote_addr, uint64_t len, const glex_piece_t *p, uint32_t n,
+                        uint64_t cookie);
 /* Posting a descriptor list by reference.  A NIC fetches descriptors from
  * host memory by DMA: the host writes one DQ entry naming the list and its
  * registers, and the engine reads each descriptor when it starts it.  The

@@ -3,8 +3,6 @@
  * the value and the allowed range. */
 #include "glex_emu_internal.h"
 
-#define MAX_BYTES (1ull << 40)
-
 #define CHECK(cond, field, val, lo, hi)                                                     \
     do {                                                                                    \
         if (!(cond))                                                                        \
@@ -51,8 +49,8 @@ int glex_desc_validate(const glex_fabric_t *f, uint32_t vp, const glex_desc_t *d
         RANGE(op, 0, GLEX_OP_COUNT - 1);
         RANGE(type, 0, GLEX_TYPE_COUNT - 1);
         size_t es = glex_type_size((glex_type_t)d->type);
-        RANGE(count, 0, MAX_BYTES / es);
-        RANGE(send_count, 0, d->cp ? MAX_BYTES / es : 0);
+        RANGE(count, 0, GLEX_MAX_BYTES / es);
+        RANGE(send_count, 0, d->cp ? GLEX_MAX_BYTES / es : 0);
         if (d->cp && d->branch && d->swap_remote_data)
             CHECK(d->send_count == d->count, "send_count", d->send_count, d->count, d->count);
         if (d->swap_local_vp) {
@@ -123,7 +121,7 @@ int glex_desc_validate(const glex_fabric_t *f, uint32_t vp, const glex_desc_t *d
             RANGE(inline_len, 0, GLEX_INLINE_CAP);
         } else {
             RANGE(inline_len, 0, 0);
-            RANGE(length, 0, MAX_BYTES);
+            RANGE(length, 0, GLEX_MAX_BYTES);
             if (d->length) {
                 NONNULL(local_addr, "an RDMA of length > 0");
                 NONNULL(remote_addr, "an RDMA of length > 0");
@@ -141,10 +139,10 @@ int glex_ctrl_check(const glex_fabric_t *f, const glex_ctrl_t *c, int len)
     if (!c->dst && (c->len > ram || c->ram_off > ram - c->len))
         return glex_error(GLEX_EINVAL, "control packet: bytes %u+%u of unit RAM: allowed 0..%llu",
                           c->ram_off, c->len, (unsigned long long)ram);
-    if (c->total > MAX_BYTES || c->off > c->total || c->len > c->total - c->off)
+    if (c->total > GLEX_MAX_BYTES || c->off > c->total || c->len > c->total - c->off)
         return glex_error(GLEX_EINVAL,
                           "control packet: pulse %llu+%u of a %llu-byte message: allowed 0..%llu",
                           (unsigned long long)c->off, c->len, (unsigned long long)c->total,
-                          (unsigned long long)(c->total < MAX_BYTES ? c->total : MAX_BYTES));
+                          (unsigned long long)(c->total < GLEX_MAX_BYTES ? c->total : GLEX_MAX_BYTES));
     return GLEX_OK;
 }

@@ -1222,30 +1222,37 @@ static int step_coll(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d)
 
 /* ------------------------------------------------------ point to point */
 
-int glex_rq_deliver_pieces(glex_fabric_t *f, uint32_t node, uint32_t vp, uint32_t src,
-                           uint32_t svp, const glex_piece_t *p, uint32_t n, uint32_t len,
-                           uint64_t vt)
+/* the next slot of node's VP vp's receive queue, claimed (*pos its
+ * position), or NULL when the queue is not open or full */
+static glex_rq_slot_t *rq_claim(glex_fabric_t *f, uint32_t node, uint32_t vp, uint32_t *posp)
 {
     glex_vp_shm_t *dv = glex_vp_shm(f, node, vp);
     if (!atomic_load_explicit(&dv->rq_ready, memory_order_acquire))
-        return GLEX_EAGAIN;
+        return NULL;
     glex_rq_slot_t *rq = glex_rq_ring(f, node, vp);
     uint32_t depth = f->p.cq_depth;
     uint32_t pos = atomic_load_explicit(&dv->rq_tail, memory_order_relaxed);
-    glex_rq_slot_t *slot;
     for (;;) { /* claim a slot (glex_rq_slot_t) */
-        slot = &rq[pos % depth];
+        glex_rq_slot_t *slot = &rq[pos % depth];
         int32_t dif = (int32_t)(atomic_load_explicit(&slot->seq, memory_order_acquire) - pos);
         if (dif == 0) {
             if (atomic_compare_exchange_weak_explicit(&dv->rq_tail, &pos, pos + 1,
-                                                      memory_order_relaxed, memory_order_relaxed))
-                break;
+                                                      memory_order_relaxed, memory_order_relaxed)) {
+                *posp = pos;
+                return slot;
+            }
         } else if (dif < 0) {
-            return GLEX_EAGAIN; /* full: the host has not taken the entry depth back */
+            return NULL; /* full: the host has not taken the entry depth back */
         } else {
             pos = atomic_load_explicit(&dv->rq_tail, memory_order_relaxed);
         }
     }
+}
+
+/* write a claimed slot and hand it to the host */
+static void rq_fill(glex_rq_slot_t *slot, uint32_t pos, uint32_t src, uint32_t svp,
+                    const glex_piece_t *p, uint32_t n, uint32_t len, uint64_t vt)
+{
     glex_rqe_t *e = &slot->e;
     e->src_id = src;
     e->src_vp = (uint16_t)svp;
@@ -1253,6 +1260,17 @@ int glex_rq_deliver_pieces(glex_fabric_t *f, uint32_t node, uint32_t vp, uint32_
     e->vt = vt;
     glex_pieces_copy(e->data, p, n);
     atomic_store_explicit(&slot->seq, pos + 1, memory_order_release);
+}
+
+int glex_rq_deliver_pieces(glex_fabric_t *f, uint32_t node, uint32_t vp, uint32_t src,
+                           uint32_t svp, const glex_piece_t *p, uint32_t n, uint32_t len,
+                           uint64_t vt)
+{
+    uint32_t pos;
+    glex_rq_slot_t *slot = rq_claim(f, node, vp, &pos);
+    if (!slot)
+        return GLEX_EAGAIN;
+    rq_fill(slot, pos, src, svp, p, n, len, vt);
     return GLEX_OK;
 }
 
@@ -1317,12 +1335,13 @@ static int vp_idle(glex_engine_t *e, const glex_vp_t *vp)
 }
 
 /* the counts of a task of one descriptor executed at its post */
-static void count_now(glex_fabric_t *f, glex_vp_shm_t *s, uint32_t job, uint64_t bytes)
+static void count_now(glex_fabric_t *f, glex_vp_shm_t *s, uint32_t job, uint64_t bytes,
+                      uint32_t packets)
 {
     atomic_fetch_add_explicit(&glex_unit_shm(f, f->node, glex_job_unit(f, job))->tasks_admitted, 1,
                               memory_order_relaxed);
     glex_counter_add(&s->desc_executed, 1);
-    glex_counter_add(&s->packets_sent, 1);
+    glex_counter_add(&s->packets_sent, packets);
     glex_counter_add(&s->bytes_sent, bytes);
     glex_counter_add(&s->tasks_completed, 1);
 }
@@ -1338,8 +1357,76 @@ int glex_engine_post_mp_now(glex_vp_t *vp, uint32_t dest_id, uint32_t dest_vp,
         glex_rq_deliver_pieces(f, dest_id, dest_vp, f->node, vp->index, p, n, len, 0) != GLEX_OK)
         return 0;
     glex_counter_add(&vp->shm->desc_posted, 1);
-    count_now(f, vp->shm, 0, len);
+    count_now(f, vp->shm, 0, len, 1);
     glex_ring(f, dest_id);
+    return 1;
+}
+
+/* the CQE of an MP executed at its post, as write_cqe writes a task's of
+ * one descriptor */
+static void cqe_one(glex_vp_t *vp, glex_cqe_t *e, uint32_t tail, uint64_t cookie, uint32_t job)
+{
+    memset(e, 0, sizeof *e);
+    e->cookie = cookie;
+    e->job_id = (uint16_t)job;
+    e->vp = (uint16_t)vp->index;
+    e->ndesc = 1;
+    e->sent = 1;
+    cq_publish(vp, tail);
+}
+
+/* the memory an RDMA put of len bytes to addr of node writes: this
+ * process's own, or a region of the peer's mapped here; NULL when only
+ * cross-memory attach reaches it (under the engine's mutex: the mappings
+ * are the engine's) */
+static void *put_target(glex_fabric_t *f, uint32_t node, uint64_t addr, uint64_t len)
+{
+    if (node == f->node)
+        return (void *)(uintptr_t)addr;
+    return glex_dma_window(f, node, addr, len);
+}
+
+/* the put itself, into put_target's memory (this process's own may overlap) */
+static void put_copy(const glex_fabric_t *f, uint32_t node, void *to, const void *from,
+                     uint64_t len)
+{
+    if (!len)
+        return;
+    if (node == f->node)
+        glex_move(to, from, len);
+    else
+        glex_copy(to, from, len);
+}
+
+int glex_engine_post_put_mp_now(glex_vp_t *vp, uint32_t dest_id, uint32_t dest_vp,
+                                const void *src, uint64_t remote, uint64_t len,
+                                const glex_piece_t *p, uint32_t n, uint32_t plen, uint64_t cookie)
+{
+    glex_fabric_t *f = vp->f;
+    glex_engine_t *e = f->eng;
+    if (f->p.vtime || glex_remote(f, dest_id) || pthread_mutex_trylock(&e->mu))
+        return 0;
+    /* all or nothing: the put's target, a CQE and a receive-queue slot found
+     * before either descriptor runs */
+    uint32_t tail = 0, pos = 0;
+    glex_cqe_t *c = NULL;
+    glex_rq_slot_t *slot = NULL;
+    void *to = NULL;
+    if (vp_idle(e, vp) && (!len || (to = put_target(f, dest_id, remote, len))) &&
+        (c = cq_next(f, vp, &tail)) &&
+        (slot = rq_claim(f, dest_id, dest_vp, &pos))) {
+        put_copy(f, dest_id, to, src, len);
+        rq_fill(slot, pos, f->node, vp->index, p, n, plen, 0);
+        cqe_one(vp, c, tail, cookie, 0);
+        glex_counter_add(&vp->shm->desc_posted, 2);
+        count_now(f, vp->shm, 0, len, len != 0); /* as step_rdma: no bytes, no packet */
+        count_now(f, vp->shm, 0, plen, 1);
+    }
+    pthread_mutex_unlock(&e->mu);
+    if (!slot)
+        return 0;
+    glex_ring(f, dest_id);
+    glex_ring(f, f->node); /* the CQE */
     return 1;
 }
 
@@ -1358,29 +1445,19 @@ static int post_now_one(glex_fabric_t *f, glex_vp_t *vp, const glex_desc_t *d)
             glex_rq_deliver(f, d->dest_id, d->dest_vp, f->node, vp->index, d->data,
                             d->inline_len, 0) != GLEX_OK)
             return 0;
-        if (e) { /* as write_cqe: a task of one descriptor */
-            memset(e, 0, sizeof *e);
-            e->cookie = d->cookie;
-            e->job_id = (uint16_t)d->job_id;
-            e->vp = (uint16_t)vp->index;
-            e->ndesc = 1;
-            e->sent = 1;
-            cq_publish(vp, tail);
-        }
+        if (e)
+            cqe_one(vp, e, tail, d->cookie, d->job_id);
     } else if (d->kind == GLEX_DESC_RDMA && !d->swap_remote_addr && !d->coll_end_flag) {
-        void *local = (void *)(uintptr_t)d->local_addr;
-        if (d->dest_id == f->node) {
-            glex_move((void *)(uintptr_t)d->remote_addr, local, d->length);
-        } else if (d->length) { /* registered memory of the peer: DMA in place */
-            void *win = glex_dma_window(f, d->dest_id, d->remote_addr, d->length);
-            if (!win)
-                return 0;
-            glex_copy(win, local, d->length);
-        }
+        /* this process's memory, or a registered region of the peer: DMA in place */
+        void *to = d->length ? put_target(f, d->dest_id, d->remote_addr, d->length) : NULL;
+        if (d->length && !to)
+            return 0;
+        put_copy(f, d->dest_id, to, (const void *)(uintptr_t)d->local_addr, d->length);
     } else {
         return 0;
     }
-    count_now(f, s, d->job_id, d->kind == GLEX_DESC_MP ? d->inline_len : d->length);
+    count_now(f, s, d->job_id, d->kind == GLEX_DESC_MP ? d->inline_len : d->length,
+              d->kind == GLEX_DESC_MP || d->length);
     return 1;
 }
 

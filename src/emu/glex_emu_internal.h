@@ -644,6 +644,9 @@ int glex_vt_host_init(glex_fabric_t *f);
 /* the host's clock at 0, its real time counted from now */
 void glex_vt_host_zero(glex_fabric_t *f);
 
+/* the most bytes a descriptor moves or combines (a checked bound) */
+#define GLEX_MAX_BYTES (1ull << 40)
+
 /* engine (glex_emu_engine.c) */
 int glex_engine_start(glex_fabric_t *f);
 void glex_engine_stop(glex_fabric_t *f);
@@ -654,6 +657,11 @@ uint32_t glex_engine_post_now(glex_vp_t *vp, const glex_desc_t *d, uint32_t n);
 /* glex_vp_post_mp's MP executed at its post: 1, or 0 when it must queue */
 int glex_engine_post_mp_now(glex_vp_t *vp, uint32_t dest_id, uint32_t dest_vp,
                             const glex_piece_t *p, uint32_t n, uint32_t len);
+/* glex_vp_post_put_mp's put and MP executed at their post, both (1) or
+ * neither (0: they must queue) */
+int glex_engine_post_put_mp_now(glex_vp_t *vp, uint32_t dest_id, uint32_t dest_vp,
+                                const void *src, uint64_t remote, uint64_t len,
+                                const glex_piece_t *p, uint32_t n, uint32_t plen, uint64_t cookie);
 /* 1 when this process runs an engine thread (GLEX_ENGINE_THREAD=1) */
 int glex_engine_has_thread(const glex_fabric_t *f);
 

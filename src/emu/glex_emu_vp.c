@@ -177,38 +177,91 @@ int glex_vp_post(glex_vp_t *vp, const glex_desc_t *d, size_t n)
     return GLEX_OK;
 }
 
-int glex_vp_post_mp(glex_vp_t *vp, uint32_t dest_id, uint32_t dest_vp, const glex_piece_t *p,
-                    uint32_t n)
+/* the checks of an MP of n pieces from vp to (dest_id, dest_vp): GLEX_OK
+ * with *len its payload bytes, or the error naming what was wrong */
+static int mp_check(const glex_vp_t *vp, uint32_t dest_id, uint32_t dest_vp,
+                    const glex_piece_t *p, uint32_t n, uint32_t *len)
 {
     if (!vp || !vp->shm)
         return glex_error(GLEX_EINVAL, "post on a VP that is not open");
     if (n && !p)
         return glex_error(GLEX_EINVAL, "null piece array with n=%u", n);
-    glex_fabric_t *f = vp->f;
-    size_t len = 0;
+    const glex_fabric_t *f = vp->f;
+    size_t sum = 0;
     for (uint32_t i = 0; i < n; i++) {
         if (p[i].len && !p[i].base)
             return glex_error(GLEX_EINVAL, "MP piece %u of %zu bytes at null", i, p[i].len);
-        len += p[i].len;
+        sum += p[i].len;
     }
-    if (dest_id >= f->nnodes || dest_vp >= f->p.vps_per_node || len > GLEX_INLINE_CAP)
+    if (dest_id >= f->nnodes || dest_vp >= f->p.vps_per_node || sum > GLEX_INLINE_CAP)
         return glex_error(GLEX_EINVAL,
                           "MP to node %u vp %u of %zu bytes: allowed node 0..%u, vp 0..%u, "
                           "0..%u bytes",
-                          dest_id, dest_vp, len, f->nnodes - 1, f->p.vps_per_node - 1,
+                          dest_id, dest_vp, sum, f->nnodes - 1, f->p.vps_per_node - 1,
                           GLEX_INLINE_CAP);
-    if (glex_engine_post_mp_now(vp, dest_id, dest_vp, p, n, (uint32_t)len))
+    *len = (uint32_t)sum;
+    return GLEX_OK;
+}
+
+/* the MP descriptor of glex_vp_post_mp's arguments, for the DQ */
+static void mp_desc(glex_desc_t *d, const glex_vp_t *vp, uint32_t dest_id, uint32_t dest_vp,
+                    const glex_piece_t *p, uint32_t n, uint32_t len)
+{
+    memset(d, 0, offsetof(glex_desc_t, data));
+    d->kind = GLEX_DESC_MP;
+    d->ch = d->ct = 1;
+    d->source_vp = (uint16_t)vp->index;
+    d->dest_vp = (uint16_t)dest_vp;
+    d->dest_id = dest_id;
+    d->inline_len = (uint16_t)len;
+    glex_pieces_copy(d->data, p, n);
+}
+
+int glex_vp_post_mp(glex_vp_t *vp, uint32_t dest_id, uint32_t dest_vp, const glex_piece_t *p,
+                    uint32_t n)
+{
+    uint32_t len;
+    int rc = mp_check(vp, dest_id, dest_vp, p, n, &len);
+    if (rc)
+        return rc;
+    if (glex_engine_post_mp_now(vp, dest_id, dest_vp, p, n, len))
         return GLEX_OK;
     glex_desc_t d;
-    memset(&d, 0, offsetof(glex_desc_t, data));
-    d.kind = GLEX_DESC_MP;
-    d.ch = d.ct = 1;
-    d.source_vp = (uint16_t)vp->index;
-    d.dest_vp = (uint16_t)dest_vp;
-    d.dest_id = dest_id;
-    d.inline_len = (uint16_t)len;
-    glex_pieces_copy(d.data, p, n);
+    mp_desc(&d, vp, dest_id, dest_vp, p, n, len);
     return glex_vp_post(vp, &d, 1);
+}
+
+int glex_vp_post_put_mp(glex_vp_t *vp, uint32_t dest_id, uint32_t dest_vp, const void *src,
+                        uint64_t remote_addr, uint64_t len, const glex_piece_t *p, uint32_t n,
+                        uint64_t cookie)
+{
+    uint32_t plen;
+    int rc = mp_check(vp, dest_id, dest_vp, p, n, &plen);
+    if (rc)
+        return rc;
+    if (len && (!src || !remote_addr || len > GLEX_MAX_BYTES))
+        return glex_error(GLEX_EINVAL,
+                          "RDMA put of %llu bytes from %p to 0x%llx: allowed 0..%llu bytes, "
+                          "both addresses non-null when bytes > 0",
+                          (unsigned long long)len, src, (unsigned long long)remote_addr,
+                          (unsigned long long)GLEX_MAX_BYTES);
+    if (glex_engine_post_put_mp_now(vp, dest_id, dest_vp, src, remote_addr, len, p, n, plen,
+                                    cookie))
+        return GLEX_OK;
+    glex_desc_t d[2];
+    memset(&d[0], 0, offsetof(glex_desc_t, data));
+    d[0].kind = GLEX_DESC_RDMA;
+    d[0].ch = d[0].ct = 1;
+    d[0].source_vp = (uint16_t)vp->index;
+    d[0].dest_vp = (uint16_t)dest_vp;
+    d[0].dest_id = dest_id;
+    d[0].length = len;
+    d[0].local_addr = (uint64_t)(uintptr_t)src;
+    d[0].remote_addr = remote_addr;
+    mp_desc(&d[1], vp, dest_id, dest_vp, p, n, plen);
+    d[1].coll_end_flag = 1;
+    d[1].cookie = cookie;
+    return glex_vp_post(vp, d, 2);
 }
 
 /* GLEX_VTIME: move the ring's entry with the earliest virtual time (a uint64

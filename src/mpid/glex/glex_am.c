@@ -103,14 +103,42 @@ static void hold_incoming(void)
     MPL_free(h);
 }
 
-/* post n descriptors on the AM VP at once (nothing of this process comes
- * between them); while the descriptor queue is full, run the engine and take
+/* One post on the AM VP: descriptors (glex_vp_post), an MP of gathered
+ * pieces (glex_vp_post_mp), or a put and such an MP with a CQE
+ * (glex_vp_post_put_mp). */
+typedef struct {
+    enum { POST_DESCS, POST_MP, POST_PUT_MP } kind;
+    const glex_desc_t *d;
+    size_t n;
+    uint32_t node;
+    const glex_piece_t *p;
+    uint32_t np;
+    const void *src;
+    uint64_t remote, len, cookie;
+} am_post_t;
+
+static int post_once(const am_post_t * a)
+{
+    glex_vp_t *vp = MPIDI_GLEX_global.am_vp;
+    switch (a->kind) {
+        case POST_DESCS:
+            return glex_vp_post(vp, a->d, a->n);
+        case POST_MP:
+            return glex_vp_post_mp(vp, a->node, MPIDI_GLEX_AM_VP, a->p, a->np);
+        default:
+            return glex_vp_post_put_mp(vp, a->node, MPIDI_GLEX_AM_VP, a->src, a->remote, a->len,
+                                       a->p, a->np, a->cookie);
+    }
+}
+
+/* post at once (nothing of this process comes between a post's
+ * descriptors); while the descriptor queue is full, run the engine and take
  * incoming messages aside (so two processes flooding each other cannot
  * deadlock) */
-static int post(const glex_desc_t *d, size_t n)
+static int post_retry(const am_post_t * a)
 {
     for (;;) {
-        int rc = glex_vp_post(MPIDI_GLEX_global.am_vp, d, n);
+        int rc = post_once(a);
         if (rc != GLEX_EAGAIN)
             return rc ? post_error(rc) : MPI_SUCCESS;
         glex_progress(MPIDI_GLEX_global.fabric);
@@ -118,16 +146,29 @@ static int post(const glex_desc_t *d, size_t n)
     }
 }
 
-/* post one MP of n payload pieces to node's AM VP (glex_vp_post_mp), as post() */
+/* n descriptors */
+static int post(const glex_desc_t * d, size_t n)
+{
+    am_post_t a = {.kind = POST_DESCS,.d = d,.n = n };
+    return post_retry(&a);
+}
+
+/* one MP of n payload pieces to node's AM VP */
 static int post_mp(uint32_t node, const glex_piece_t * p, uint32_t n)
 {
-    for (;;) {
-        int rc = glex_vp_post_mp(MPIDI_GLEX_global.am_vp, node, MPIDI_GLEX_AM_VP, p, n);
-        if (rc != GLEX_EAGAIN)
-            return rc ? post_error(rc) : MPI_SUCCESS;
-        glex_progress(MPIDI_GLEX_global.fabric);
-        hold_incoming();
-    }
+    am_post_t a = {.kind = POST_MP,.node = node,.p = p,.np = n };
+    return post_retry(&a);
+}
+
+/* len bytes of src put at remote on node, then an MP of n pieces whose CQE
+ * carries cookie */
+static int post_put_mp(uint32_t node, const void *src, uint64_t remote, uint64_t len,
+                       const glex_piece_t * p, uint32_t n, uint64_t cookie)
+{
+    am_post_t a = {.kind = POST_PUT_MP,.node = node,.p = p,.np = n,.src = src,.remote = remote,
+        .len = len,.cookie = cookie
+    };
+    return post_retry(&a);
 }
 
 static void mp_init(glex_desc_t * d, uint32_t node)
@@ -209,10 +250,10 @@ static int send_frags(const glex_desc_t * first, wire_t * w, MPI_Aint am_hdr_sz,
 
 /* post a RING message: *first (AM header in place, node set) names the slot
  * its data is put into, in one post after the put */
-static int send_ring(glex_desc_t * first, wire_t * w, MPI_Aint am_hdr_sz, const void *data,
-                     MPI_Aint count, MPI_Datatype datatype, int contig, MPI_Aint true_lb,
-                     MPI_Aint data_sz, const MPIDI_GLEX_ring_slot_t * rs, int handler_id,
-                     MPIR_Request * sreq)
+static int send_ring(uint32_t node, wire_t * w, const void *am_hdr, MPI_Aint am_hdr_sz,
+                     const void *data, MPI_Aint count, MPI_Datatype datatype, int contig,
+                     MPI_Aint true_lb, MPI_Aint data_sz, const MPIDI_GLEX_ring_slot_t * rs,
+                     int handler_id, MPIR_Request * sreq)
 {
     int mpi_errno = MPI_SUCCESS;
     const void *src;
@@ -221,24 +262,14 @@ static int send_ring(glex_desc_t * first, wire_t * w, MPI_Aint am_hdr_sz, const 
     MPIR_ERR_CHECK(mpi_errno);
     MPIDI_GLEX_AMREQ(sreq).handler_id = handler_id;
     MPIDI_GLEX_AMREQ(sreq).pack_buffer = pack;  /* freed at the CQE */
-    glex_desc_t d[2];
-    memset(&d[0], 0, offsetof(glex_desc_t, data));
-    d[0].kind = GLEX_DESC_RDMA;
-    d[0].ch = d[0].ct = 1;
-    d[0].source_vp = d[0].dest_vp = MPIDI_GLEX_AM_VP;
-    d[0].dest_id = first->dest_id;
-    d[0].length = (uint64_t) data_sz;
-    d[0].local_addr = (uint64_t) (uintptr_t) src;
-    d[0].remote_addr = rs->remote;
     w->kind = WIRE_RING;
     w->addr = rs->off;
     w->cookie = rs->used;
-    memcpy(&d[1], first, offsetof(glex_desc_t, data) + WIRE_SZ + am_hdr_sz);
-    memcpy(d[1].data, w, WIRE_SZ);
-    d[1].inline_len = (uint16_t) (WIRE_SZ + am_hdr_sz);
-    d[1].coll_end_flag = 1;     /* a CQE: the send is complete */
-    d[1].cookie = RING_COOKIE(sreq);
-    mpi_errno = post(d, 2);
+    /* the data into the ring, then the EAGER layout without data, whose CQE
+     * completes the send */
+    glex_piece_t p[2] = { {w, WIRE_SZ}, {am_hdr, (size_t) am_hdr_sz} };
+    mpi_errno = post_put_mp(node, src, rs->remote, (uint64_t) data_sz, p, am_hdr_sz ? 2 : 1,
+                            RING_COOKIE(sreq));
   fn_exit:
     return mpi_errno;
   fn_fail:
@@ -289,16 +320,11 @@ static int send_msg(uint32_t node, int handler_id, const void *am_hdr, MPI_Aint 
         goto fn_exit;
     }
 
-    glex_desc_t d;
-    mp_init(&d, node);
-    if (am_hdr_sz)
-        memcpy(d.data + WIRE_SZ, am_hdr, am_hdr_sz);
-
     MPIDI_GLEX_ring_slot_t rs;
     if (MPIDI_GLEX_ring_reserve(node, data_sz,
                                 contig ? (uintptr_t) data + (uintptr_t) true_lb : 0, &rs)) {
-        mpi_errno = send_ring(&d, &w, am_hdr_sz, data, count, datatype, contig, true_lb,
-                              data_sz, &rs, handler_id, sreq);
+        mpi_errno = send_ring(node, &w, am_hdr, am_hdr_sz, data, count, datatype, contig,
+                              true_lb, data_sz, &rs, handler_id, sreq);
         MPIR_ERR_CHECK(mpi_errno);
         MPIDI_GLEX_global.am_sent[MPIDI_GLEX_AM_RING]++;
         /* complete at its CQE, which the NIC has usually written by now (an
@@ -308,6 +334,11 @@ static int send_msg(uint32_t node, int handler_id, const void *am_hdr, MPI_Aint 
         mpi_errno = take_cqes(&took);
         goto fn_exit;
     }
+
+    glex_desc_t d;
+    mp_init(&d, node);
+    if (am_hdr_sz)
+        memcpy(d.data + WIRE_SZ, am_hdr, am_hdr_sz);
 
     if (data_sz <= FRAG_MAX) {
         mpi_errno = send_frags(&d, &w, am_hdr_sz, data, count, datatype, contig, true_lb,
