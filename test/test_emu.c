@@ -882,6 +882,31 @@ static void test_copy(void)
     free(ref);
 }
 
+/* the sender's counts of a case: desc descriptors posted and executed,
+ * packets packets sent between before and after */
+static void check_counts(glex_tctx_t *c, int id, const glex_vp_counters_t *before,
+                         const glex_vp_counters_t *after, uint64_t desc, uint64_t packets)
+{
+    uint64_t posted = after->desc_posted - before->desc_posted;
+    uint64_t executed = after->desc_executed - before->desc_executed;
+    uint64_t sent = after->packets_sent - before->packets_sent;
+    if (posted != desc || executed != desc || sent != packets)
+        glex_case_fail(c, id, "counted %llu posted, %llu executed, %llu packets sent (want "
+                              "%llu, %llu, %llu)",
+                       (unsigned long long)posted, (unsigned long long)executed,
+                       (unsigned long long)sent, (unsigned long long)desc,
+                       (unsigned long long)desc, (unsigned long long)packets);
+}
+
+/* the next receive-queue entry, waiting up to 5 s: 1, or 0 when none came */
+static int wait_rqe(glex_vp_t *vp, glex_rqe_t *r)
+{
+    for (int t = 0; t < 5000; t++, usleep(1000))
+        if (glex_vp_poll_rq(vp, r))
+            return 1;
+    return 0;
+}
+
 /* the bytes of message i of rank_post_mp: piece k's byte j */
 static uint8_t mp_byte(uint32_t i, int k, uint32_t j)
 {
@@ -957,20 +982,12 @@ static int rank_post_mp(glex_tctx_t *c)
             if (after.desc_executed - before.desc_executed >= N)
                 break;
         }
-        if (after.desc_posted - before.desc_posted != N ||
-            after.desc_executed - before.desc_executed != N ||
-            after.packets_sent - before.packets_sent != N)
-            glex_case_fail(c, id, "counted %llu posted, %llu executed, %llu packets sent",
-                           (unsigned long long)(after.desc_posted - before.desc_posted),
-                           (unsigned long long)(after.desc_executed - before.desc_executed),
-                           (unsigned long long)(after.packets_sent - before.packets_sent));
+        check_counts(c, id, &before, &after, N, N);
     } else {
         usleep(200000); /* the queue fills; the rest wait in the sender's DQ */
         for (uint32_t i = 0; i < N; i++) {
             glex_rqe_t r;
-            int got = 0;
-            for (int t = 0; t < 5000 && !(got = glex_vp_poll_rq(c->vp, &r)); t++)
-                usleep(1000);
+            int got = wait_rqe(c->vp, &r);
             uint32_t len = (i * 37u) % 200u, idx = ~0u, bad = 0;
             if (got)
                 memcpy(&idx, r.data, sizeof idx);
@@ -1074,21 +1091,14 @@ static int rank_post_put_mp(glex_tctx_t *c)
         uint32_t packets = PM_N; /* the MPs, and the puts that move bytes */
         for (uint32_t i = 0; i < PM_N; i++)
             packets += pm_len(i) != 0;
-        if (cqes != PM_N || after.desc_posted - before.desc_posted != 2 * PM_N ||
-            after.desc_executed - before.desc_executed != 2 * PM_N ||
-            after.packets_sent - before.packets_sent != packets)
-            glex_case_fail(c, id, "%u CQEs; counted %llu posted, %llu executed, %llu packets "
-                                  "sent", cqes,
-                           (unsigned long long)(after.desc_posted - before.desc_posted),
-                           (unsigned long long)(after.desc_executed - before.desc_executed),
-                           (unsigned long long)(after.packets_sent - before.packets_sent));
+        if (cqes != PM_N)
+            glex_case_fail(c, id, "%u CQEs of %d", cqes, PM_N);
+        check_counts(c, id, &before, &after, 2 * PM_N, packets);
     } else {
         usleep(200000); /* the queue fills; the rest wait in the sender's DQ */
         for (uint32_t i = 0; i < PM_N; i++) {
             glex_rqe_t q;
-            int got = 0;
-            for (int t = 0; t < 5000 && !(got = glex_vp_poll_rq(c->vp, &q)); t++)
-                usleep(1000);
+            int got = wait_rqe(c->vp, &q);
             uint32_t hdr[3] = { ~0u, 0, 0 }, bad = 0;
             if (got)
                 memcpy(hdr, q.data, sizeof hdr);
