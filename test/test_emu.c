@@ -1022,7 +1022,8 @@ static uint8_t pm_byte(uint32_t i, uint32_t j) { return (uint8_t)(i * 13u + j * 
 static int rank_post_put_mp(glex_tctx_t *c)
 {
     int id = glex_case(c, "glex_vp_post_put_mp rejects a null source or target, a length over "
-                          "the limit, a bad node, naming the allowed range");
+                          "the limit, a bad node, glex_host_nap a nap over 1 s, naming the "
+                          "allowed range");
     glex_region_t r = { 0 };
     int64_t w[3] = { 0, 0, 0 };
     if (c->rank == 1) {
@@ -1055,6 +1056,9 @@ static int rank_post_put_mp(glex_tctx_t *c)
                 glex_case_fail(c, id, "case %zu: rc %d, '%s' (want '%s')", k, rc,
                                glex_last_error(), bad[k].want);
         }
+        int rc = glex_host_nap(c->f, 1001);
+        if (rc != GLEX_EINVAL || !strstr(glex_last_error(), "nap of 1001 ms: allowed 0..1000"))
+            glex_case_fail(c, id, "glex_host_nap(1001): rc %d, '%s'", rc, glex_last_error());
     }
     id = glex_case(c, "glex_vp_post_put_mp: %d puts into a published region, each then its MP, "
                       "through a 16-entry receive queue and CQ: every message's data in place "

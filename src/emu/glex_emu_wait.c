@@ -17,6 +17,52 @@ int glex_wait_until(glex_fabric_t *f, int (*done)(void *), void *arg, int timeou
     return glex_wait_until_flags(f, done, arg, timeout_ms, 0);
 }
 
+enum { SLEEP_SLEPT, SLEEP_MOVED, SLEEP_DONE };
+
+/* The last step of a wait: the host bell's count, then count as a sleeping
+ * host, then (drive) run the engine once and look at done once more, then
+ * sleep until a ring or ms.  A ring after the count ends the sleep; a
+ * packet that came before it is taken by this engine pass, and a mailbox
+ * writer that wrote before seeing the sleeper count is seen by the look
+ * (glex_notify).  A spinning host never reads the bell: its line stays
+ * with the nodes that ring it. */
+static int sleep_once(glex_fabric_t *f, int (*done)(void *), void *arg, int ms, int drive)
+{
+    glex_node_shm_t *n = glex_node_shm(f, f->node);
+    uint32_t token = glex_host_token(f);
+    atomic_fetch_add(&n->host_sleepers, 1);
+    atomic_thread_fence(memory_order_seq_cst);
+    int r = drive && glex_progress(f) ? SLEEP_MOVED : done(arg) ? SLEEP_DONE : SLEEP_SLEPT;
+    if (r == SLEEP_SLEPT) {
+        glex_wire_unwatched(f); /* nobody reads the fabric in glex_progress meanwhile */
+        glex_host_sleep(f, token, ms);
+    }
+    atomic_fetch_sub(&n->host_sleepers, 1);
+    return r;
+}
+
+/* a receive entry or a CQE for the host on one of this process's VPs */
+static int host_has_entries(void *arg)
+{
+    glex_fabric_t *f = arg;
+    for (uint32_t v = 0; v < f->p.vps_per_node; v++) {
+        const glex_vp_shm_t *s = f->vps[v].shm;
+        if (s && (atomic_load_explicit(&s->rq_tail, memory_order_acquire) !=
+                      atomic_load_explicit(&s->rq_head, memory_order_relaxed) ||
+                  atomic_load_explicit(&s->cq_tail, memory_order_acquire) !=
+                      atomic_load_explicit(&s->cq_head, memory_order_relaxed)))
+            return 1;
+    }
+    return 0;
+}
+
+int glex_host_nap(glex_fabric_t *f, int timeout_ms)
+{
+    if (timeout_ms < 0 || timeout_ms > 1000)
+        return glex_error(GLEX_EINVAL, "nap of %d ms: allowed 0..1000", timeout_ms);
+    return sleep_once(f, host_has_entries, f, timeout_ms, 1) == SLEEP_SLEPT ? 0 : 1;
+}
+
 int glex_wait_until_flags(glex_fabric_t *f, int (*done)(void *), void *arg, int timeout_ms,
                           unsigned flags)
 {
@@ -29,7 +75,6 @@ int glex_wait_until_flags(glex_fabric_t *f, int (*done)(void *), void *arg, int 
     unsigned looks = 0;
     uint64_t end = timeout_ms < 0 ? UINT64_MAX : start + (uint64_t)timeout_ms * 1000000ull;
     int rc = GLEX_OK;
-    glex_node_shm_t *n = glex_node_shm(f, f->node);
     /* without an engine thread this host is the only driver of progress */
     int drive = !(flags & GLEX_WAIT_NO_ENGINE) || !glex_engine_has_thread(f);
     if (drive)
@@ -63,27 +108,10 @@ int glex_wait_until_flags(glex_fabric_t *f, int (*done)(void *), void *arg, int 
             continue;
         }
         uint64_t left_ms = (end - now) / 1000000ull + 1;
-        /* The bell's count, then count as a sleeping host, then drive the
-         * engine and look once more: a ring after the count ends the sleep;
-         * a packet that came before it is taken by this engine pass, and a
-         * mailbox writer that wrote before seeing the sleeper count is seen
-         * by the look (glex_notify).  The spin above never reads the bell:
-         * its line stays with the nodes that ring it. */
-        uint32_t token = glex_host_token(f);
-        atomic_fetch_add(&n->host_sleepers, 1);
-        atomic_thread_fence(memory_order_seq_cst);
-        if (drive && glex_progress(f)) {
-            atomic_fetch_sub(&n->host_sleepers, 1);
+        int r = sleep_once(f, done, arg, left_ms > 20 ? 20 : (int)left_ms, drive);
+        if (r == SLEEP_MOVED)
             moved = 1;
-            continue;
-        }
-        int ready = done(arg);
-        if (!ready) {
-            glex_wire_unwatched(f); /* nobody reads the fabric in glex_progress meanwhile */
-            glex_host_sleep(f, token, left_ms > 20 ? 20 : (int)left_ms);
-        }
-        atomic_fetch_sub(&n->host_sleepers, 1);
-        if (ready)
+        else if (r == SLEEP_DONE)
             break;
     }
     if (drive)

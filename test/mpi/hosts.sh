@@ -84,7 +84,7 @@ fi
 # the NIC counts each flat algorithm implies are the same across hosts
 # (nic_counts.py knows the one-host auto choices: named here)
 flat="GLEX_ALLREDUCE_ALGO=recursive_doubling GLEX_REDUCE_ALGO=binomial GLEX_BCAST_ALGO=binomial
-  GLEX_BARRIER_ALGO=binomial"
+  GLEX_BARRIER_ALGO=recursive_doubling"
 # shellcheck disable=SC2086
 counts 4 offload GLEX_SPLIT_HOSTS=2 $flat
 # shellcheck disable=SC2086

@@ -9,9 +9,16 @@
  * usage: pt2pt                 all of the above
  *        pt2pt stream BYTES N  only N messages of BYTES from rank 0 to the
  *                              last rank, each checked (with GLEX_VERBOSE=2
- *                              the protocol counts say how they went) */
+ *                              the protocol counts say how they went)
+ *        pt2pt wait MS         rank 0 sends to each other rank MS ms after
+ *                              a barrier; with more ranks than CPUs each
+ *                              waiting rank must spend less than a quarter
+ *                              of the wait on a CPU (it sleeps, GLEX_NAP_US) */
 #include "mt.h"
 #include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
 
 static int rank, size;
 
@@ -289,6 +296,36 @@ static void stream(long len, int n)
     free(buf);
 }
 
+static double cpu_s(void)
+{
+    struct rusage u;
+    getrusage(RUSAGE_SELF, &u);
+    return u.ru_utime.tv_sec + u.ru_stime.tv_sec + 1e-6 * (u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
+/* a rank blocked in MPI_Recv for ms: CPU time it used (threads included) */
+static void wait_cpu(int ms)
+{
+    int token = 7;
+    MT_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    if (rank == 0) {
+        struct timespec t = { ms / 1000, (long) (ms % 1000) * 1000000L };
+        nanosleep(&t, NULL);
+        for (int r = 1; r < size; r++)
+            MT_MPI(MPI_Send(&token, 1, MPI_INT, r, 40, MPI_COMM_WORLD));
+        return;
+    }
+    double w0 = MPI_Wtime(), c0 = cpu_s();
+    MT_MPI(MPI_Recv(&token, 1, MPI_INT, 0, 40, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    double wall = MPI_Wtime() - w0, cpu = cpu_s() - c0;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    if (size > cpus)
+        MT_CHECK(cpu < 0.25 * wall, "rank %d: %.0f ms of CPU in a %.0f ms MPI_Recv (%d ranks on "
+                 "%ld CPUs: it should sleep)", rank, cpu * 1e3, wall * 1e3, size, cpus);
+    printf("pt2pt wait: rank %d used %.0f ms of CPU in a %.0f ms MPI_Recv\n", rank, cpu * 1e3,
+           wall * 1e3);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -297,6 +334,12 @@ int main(int argc, char **argv)
     if (argc == 4 && !strcmp(argv[1], "stream")) {
         stream(atol(argv[2]), atoi(argv[3]));
         int rc = mt_finish("pt2pt stream");
+        MPI_Finalize();
+        return rc;
+    }
+    if (argc == 3 && !strcmp(argv[1], "wait")) {
+        wait_cpu(atoi(argv[2]));
+        int rc = mt_finish("pt2pt wait");
         MPI_Finalize();
         return rc;
     }

@@ -205,6 +205,9 @@ else
 fi
 run pt2pt 2 GLEX_RDMA_EAGER=0 -- "$out/pt2pt"
 run pt2pt 4 GLEX_RDMA_EAGER=0 -- "$out/pt2pt"
+# more ranks than CPUs: a rank blocked in MPI_Recv sleeps (GLEX_NAP_US) and
+# leaves its core to the others: under a quarter of the wait on a CPU
+run "pt2pt wait: blocked ranks sleep" 5 -- "$out/pt2pt" wait 600
 
 dp="GLEX_REDUCE_ALGO=direct GLEX_BCAST_ALGO=direct GLEX_ALLREDUCE_ALGO=direct"
 run "late_root" 2 $dp -- "$out/late_root" 1.5 out out

@@ -35,6 +35,9 @@ typedef struct {
     char *json_path;                   /* collective selection file, removed after init */
     int am_idle;                       /* consecutive progress calls without work */
     uint64_t idle_since_ns;            /* progress without work since (0: busy) */
+    uint64_t nap_idle_ns;              /* the same on the precise clock, for naps */
+    uint64_t nap_ns;                   /* GLEX_NAP_US: idle this long, a process sharing
+                                        * its core sleeps in the progress loop */
     uint64_t next_peer_check_ns;       /* idle past GLEX_TIMEOUT: next look at the peers */
     uint64_t am_sent[4];               /* active messages sent by protocol (MPIDI_GLEX_AM_*;
                                         * GLEX_VERBOSE=2 prints them at MPI_Finalize) */
@@ -91,6 +94,8 @@ void MPIDI_GLEX_am_request_finalize(MPIR_Request * req);
  * open; rings stay off where they cannot be had).  GLEX_RDMA_EAGER: default
  * and largest value */
 #define MPIDI_GLEX_RDMA_EAGER_MAX (64 * 1024)
+/* GLEX_NAP_US's default: an idle process sharing its core sleeps after 50 us */
+#define MPIDI_GLEX_NAP_US 50
 typedef struct {
     uint64_t remote;    /* where the data goes at the destination */
     uint32_t off;       /* its offset in our ring there (in the MP) */
