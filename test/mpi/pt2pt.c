@@ -14,6 +14,7 @@
  *                              a barrier; with more ranks than CPUs each
  *                              waiting rank must spend less than a quarter
  *                              of the wait on a CPU (it sleeps, GLEX_NAP_US) */
+#define _POSIX_C_SOURCE 200809L /* nanosleep, sysconf, getrusage */
 #include "mt.h"
 #include <string.h>
 #include <sys/resource.h>
