@@ -34,6 +34,8 @@ static int watch_peers(void)
 /* the longest nap of an idle loop: a task parked on a peer's full queue
  * retries, and the failure detector looks, between naps */
 #define NAP_MS 4
+/* idle progress calls this close together are a wait loop's */
+#define TIGHT_NS 4000
 
 /* An idle loop's turn, every IDLE_YIELD progress calls without work: give
  * the core to the other processes of this machine.  A process that shares
@@ -42,21 +44,28 @@ static int watch_peers(void)
  * no share of the core from those that work: a yielding process keeps its
  * fair share, and two waiting on one core leave the workers one core (OSU
  * mbw_mr 4 MiB at 4 processes on 2 cores: 5 GB/s yielding, 8 napping).  Not
- * with MPI_THREAD_MULTIPLE: MPICH holds its lock around this call. */
+ * with MPI_THREAD_MULTIPLE (MPICH holds its lock around this call), nor in
+ * a loop of MPI_Test calls with the program's work between them. */
 static int idle_turn(void)
 {
     MPIDI_GLEX_global_t *g = &MPIDI_GLEX_global;
     glex_fabric_t *f = g->fabric;
-    if (glex_procs_per_cpu_here(f) > 1 && MPIR_ThreadInfo.thread_provided != MPI_THREAD_MULTIPLE) {
-        uint64_t now = glex_now_ns();
-        if (!g->nap_idle_ns)
-            g->nap_idle_ns = now;
-        else if (now - g->nap_idle_ns >= g->nap_ns) {
-            glex_host_nap(f, NAP_MS);
-            return watch_peers();
-        }
+    if (glex_procs_per_cpu_here(f) <= 1 || MPIR_ThreadInfo.thread_provided == MPI_THREAD_MULTIPLE) {
+        sched_yield();
+        return watch_peers();
     }
-    sched_yield();
+    uint64_t now = glex_now_ns();
+    /* only in a wait: the idle calls since the last turn came back to back
+     * (MPICH's wait loop, or MPI_Test with under TIGHT_NS between calls),
+     * not between pieces of the program's own work */
+    int tight = g->turn_end_ns && now - g->turn_end_ns < (uint64_t) IDLE_YIELD * TIGHT_NS;
+    if (!g->nap_idle_ns)
+        g->nap_idle_ns = now;
+    if (tight && now - g->nap_idle_ns >= g->nap_ns)
+        glex_host_nap(f, NAP_MS);
+    else
+        sched_yield();
+    g->turn_end_ns = glex_now_ns();
     return watch_peers();
 }
 
@@ -78,6 +87,7 @@ int MPIDI_GLEX_progress(int vci, int blocking)
         MPIDI_GLEX_global.am_idle = 0;
         MPIDI_GLEX_global.idle_since_ns = 0;
         MPIDI_GLEX_global.nap_idle_ns = 0;
+        MPIDI_GLEX_global.turn_end_ns = 0;
     } else if (++MPIDI_GLEX_global.am_idle >= IDLE_YIELD) {
         MPIDI_GLEX_global.am_idle = 0;
         mpi_errno = idle_turn();
