@@ -35,7 +35,6 @@ typedef struct {
     char *json_path;                   /* collective selection file, removed after init */
     int am_idle;                       /* consecutive progress calls without work */
     uint64_t idle_since_ns;            /* progress without work since (0: busy) */
-    uint64_t nap_idle_ns;              /* the same on the precise clock, for naps */
     uint64_t nap_ns;                   /* GLEX_NAP_US: idle this long, a process sharing
                                         * its core sleeps in the progress loop */
     uint64_t turn_end_ns;              /* when the last idle turn ended (0: busy since) */

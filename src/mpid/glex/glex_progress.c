@@ -9,11 +9,10 @@
 /* progress calls without work before yielding the core */
 #define IDLE_YIELD 64
 
-/* an idle loop: nothing has arrived since idle_since_ns (0: until now) */
-static int watch_peers(void)
+/* an idle loop at now: nothing has arrived since idle_since_ns (0: until now) */
+static int watch_peers(uint64_t now)
 {
     MPIDI_GLEX_global_t *g = &MPIDI_GLEX_global;
-    uint64_t now = glex_coarse_ns();
     if (!g->idle_since_ns) {
         g->idle_since_ns = now;
         return MPI_SUCCESS;
@@ -50,23 +49,21 @@ static int idle_turn(void)
 {
     MPIDI_GLEX_global_t *g = &MPIDI_GLEX_global;
     glex_fabric_t *f = g->fabric;
-    if (glex_procs_per_cpu_here(f) <= 1 || MPIR_ThreadInfo.thread_provided == MPI_THREAD_MULTIPLE) {
-        sched_yield();
-        return watch_peers();
-    }
     uint64_t now = glex_now_ns();
-    /* only in a wait: the idle calls since the last turn came back to back
-     * (MPICH's wait loop, or MPI_Test with under TIGHT_NS between calls),
-     * not between pieces of the program's own work */
-    int tight = g->turn_end_ns && now - g->turn_end_ns < (uint64_t) IDLE_YIELD * TIGHT_NS;
-    if (!g->nap_idle_ns)
-        g->nap_idle_ns = now;
-    if (tight && now - g->nap_idle_ns >= g->nap_ns)
+    int nap = 0;
+    if (glex_procs_per_cpu_here(f) > 1 && MPIR_ThreadInfo.thread_provided != MPI_THREAD_MULTIPLE) {
+        /* only in a wait: the idle calls since the last turn came back to
+         * back (MPICH's wait loop, or MPI_Test with under TIGHT_NS between
+         * calls), not between pieces of the program's own work */
+        int tight = g->turn_end_ns && now - g->turn_end_ns < (uint64_t) IDLE_YIELD * TIGHT_NS;
+        nap = tight && g->idle_since_ns && now - g->idle_since_ns >= g->nap_ns;
+    }
+    if (nap)
         glex_host_nap(f, NAP_MS);
     else
         sched_yield();
     g->turn_end_ns = glex_now_ns();
-    return watch_peers();
+    return watch_peers(g->turn_end_ns);
 }
 
 int MPIDI_GLEX_progress(int vci, int blocking)
@@ -86,7 +83,6 @@ int MPIDI_GLEX_progress(int vci, int blocking)
     if (work || am_work || nbc_work) {
         MPIDI_GLEX_global.am_idle = 0;
         MPIDI_GLEX_global.idle_since_ns = 0;
-        MPIDI_GLEX_global.nap_idle_ns = 0;
         MPIDI_GLEX_global.turn_end_ns = 0;
     } else if (++MPIDI_GLEX_global.am_idle >= IDLE_YIELD) {
         MPIDI_GLEX_global.am_idle = 0;
