@@ -397,9 +397,9 @@ static void test_hash_table(void)
     glex_unit_counters(f, 0, 0, &uc);
     tap_ok(uc.packets_buffered == (uint64_t)n && uc.table_high_water == limit &&
                uc.table_used == 0 && uc.hash_probes >= 2ull * n,
-           "unit counters: %llu buffered, high water %llu, %llu probes",
+           "unit counters: %llu buffered, high water %llu, %llu probes, %llu in use",
            (unsigned long long)uc.packets_buffered, (unsigned long long)uc.table_high_water,
-           (unsigned long long)uc.hash_probes);
+           (unsigned long long)uc.hash_probes, (unsigned long long)uc.table_used);
     glex_fabric_close(f);
 }
 

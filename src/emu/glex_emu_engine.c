@@ -87,7 +87,7 @@ struct glex_engine {
     pthread_mutex_t mu;
     glex_task_t *head, *tail;
     glex_task_t *spare;      /* finished tasks kept for reuse: no allocation per task */
-    _Atomic uint32_t ntasks;
+    _Atomic uint32_t ntasks; /* written under mu (mu_add) */
     pthread_t th;
     int have_thread;
     _Atomic uint32_t stop;
@@ -102,8 +102,29 @@ struct glex_engine {
     uint64_t rng;
     uint8_t *p2p_blocked; /* per VP, this pass: an MP/RDMA task could not finish */
     _Atomic uint32_t *vp_tasks; /* per VP, its tasks in the list (written under mu) */
+    /* per (JobID, VP), the CP packets this node's engine took (under mu):
+     * the senders count arrivals in the segment, the engine what it took in
+     * its own memory, so the counter's line is written by senders alone */
+    uint32_t *cp_taken;
     uint8_t *bounce;      /* cma_step's buffer (under mu), made at first need */
 };
+
+/* set on the engine thread (engine_main): the CQEs it writes wake the host */
+static _Thread_local int on_engine_thread;
+
+/* A CQE this thread wrote for its own node's host.  The engine thread rings
+ * the node as a packet does.  A host that ran the engine inline wakes only
+ * a thread of its process asleep on the host bell (glex_notify: a fence and
+ * a read of the sleeper count): its own wait looks at its CQ after the
+ * pass, and an unconditional ring would take the doorbell's line from the
+ * peers that ring it on every packet. */
+static void ring_own(glex_fabric_t *f)
+{
+    if (on_engine_thread)
+        glex_ring(f, f->node);
+    else
+        glex_notify(f, f->node);
+}
 
 /* ---- virtual time (GLEX_VTIME) ----
  * A descriptor's send side and receive side keep clocks of their own (vs,
@@ -622,14 +643,27 @@ static int inline_recv_mismatch(glex_fabric_t *f, glex_task_t *t, const glex_des
     return size_error(t, 1, a.total, t->bytes);
 }
 
+static uint32_t *cp_taken(glex_fabric_t *f, const glex_task_t *t)
+{
+    return &f->eng->cp_taken[(t->job & 0xffu) * f->p.vps_per_node + t->vp->index];
+}
+
+/* The counter trigger's count: CP packets of the task's (JobID, VP) that
+ * arrived and were not taken yet */
+static uint32_t cp_pending(glex_fabric_t *f, const glex_task_t *t)
+{
+    return atomic_load_explicit(glex_cp_counter(f, f->node, t->job, t->vp->index),
+                                memory_order_acquire) -
+           *cp_taken(f, t);
+}
+
 /* take the CP packet (inline data) of key from this node's buffer: its
- * length, or -1; the (JobID, VP) counter counts it out */
+ * length, or -1; counted out of the (JobID, VP)'s pending ones */
 static int take_cp(glex_fabric_t *f, glex_task_t *t, glex_key_t k, void *buf, uint64_t *vt)
 {
     int len = glex_table_take_vt(f, f->node, t->unit, k, buf, GLEX_INLINE_CAP, vt);
     if (len >= 0)
-        atomic_fetch_sub_explicit(glex_cp_counter(f, f->node, t->job, t->vp->index), 1,
-                                  memory_order_relaxed);
+        ++*cp_taken(f, t);
     return len;
 }
 
@@ -645,9 +679,7 @@ static int coll_recv_many(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d
     int work = 0, rc;
     if (!recv_may_apply(t, d, 0, t->bytes))
         return 0;
-    uint32_t arrived = atomic_load_explicit(glex_cp_counter(f, f->node, t->job, myvp),
-                                            memory_order_acquire);
-    if (arrived < d->branch - t->r_frag) { /* not triggered yet */
+    if (cp_pending(f, t) < d->branch - t->r_frag) { /* not triggered yet */
         park(t, u, 0);
         return 0;
     }
@@ -788,9 +820,7 @@ static int coll_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
         /* the table is looked up once the VP's CP counter shows a packet
          * (counted once it is in): a receive waiting for its packet costs a
          * load per pass */
-        int len = atomic_load_explicit(glex_cp_counter(f, me, t->job, myvp), memory_order_acquire)
-                      ? take_cp(f, t, k, buf, &pvt)
-                      : -1;
+        int len = cp_pending(f, t) ? take_cp(f, t, k, buf, &pvt) : -1;
         if (len < 0) {
             park(t, u, 0);
             return inline_recv_mismatch(f, t, d);
@@ -1426,7 +1456,7 @@ int glex_engine_post_put_mp_now(glex_vp_t *vp, uint32_t dest_id, uint32_t dest_v
     if (!slot)
         return 0;
     glex_ring(f, dest_id);
-    glex_ring(f, f->node); /* the CQE */
+    ring_own(f); /* the CQE */
     return 1;
 }
 
@@ -1490,7 +1520,7 @@ uint32_t glex_engine_post_now(glex_vp_t *vp, const glex_desc_t *d, uint32_t n)
         if (d[i].kind == GLEX_DESC_MP && d[i].dest_id != rung)
             glex_ring(f, rung = d[i].dest_id);
     if (cqe)
-        glex_ring(f, f->node);
+        ring_own(f);
     return done;
 }
 
@@ -1629,7 +1659,7 @@ static void fail_task(glex_fabric_t *f, glex_task_t *t, int code)
         t->has_area = 0;
     }
     glex_table_purge(f, f->node, t->unit, t->tag, t->vp->index);
-    atomic_store(glex_cp_counter(f, f->node, t->job, t->vp->index), 0);
+    *cp_taken(f, t) = atomic_load(glex_cp_counter(f, f->node, t->job, t->vp->index));
     t->cur = t->n; /* ends the task */
 }
 
@@ -1735,10 +1765,17 @@ static int run_task(glex_fabric_t *f, glex_task_t *t, uint64_t now)
     if (t->status || t->rel || t->list[t->n - 1].coll_end_flag) {
         if (!write_cqe(f, t))
             return work;
-        glex_ring(f, f->node);
+        ring_own(f);
     }
     glex_counter_add(t->status ? &t->vp->shm->tasks_failed : &t->vp->shm->tasks_completed, 1);
     return 2;
+}
+
+/* a count written only under the engine's mutex (read without it): a load
+ * and a store, no locked instruction */
+static inline void mu_add(_Atomic uint32_t *c, int32_t d, memory_order order)
+{
+    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + (uint32_t)d, order);
 }
 
 /* a task from the spare list, or a new one */
@@ -1831,8 +1868,8 @@ static int fetch(glex_fabric_t *f, glex_engine_t *e, glex_vp_t *vp)
         else
             e->head = t;
         e->tail = t;
-        atomic_fetch_add_explicit(&e->ntasks, 1, memory_order_relaxed);
-        atomic_fetch_add_explicit(&e->vp_tasks[vp->index], 1, memory_order_relaxed);
+        mu_add(&e->ntasks, 1, memory_order_relaxed);
+        mu_add(&e->vp_tasks[vp->index], 1, memory_order_relaxed);
         head += n;
         work = 1;
     }
@@ -1870,8 +1907,8 @@ static int progress_locked(glex_fabric_t *f, glex_engine_t *e)
             *pp = t->next;
             if (e->tail == t)
                 e->tail = prev;
-            atomic_fetch_sub_explicit(&e->ntasks, 1, memory_order_relaxed);
-            atomic_fetch_sub_explicit(&e->vp_tasks[t->vp->index], 1, memory_order_release);
+            mu_add(&e->ntasks, -1, memory_order_relaxed);
+            mu_add(&e->vp_tasks[t->vp->index], -1, memory_order_release);
             task_put(e, t);
             work = 1;
             continue;
@@ -1976,6 +2013,7 @@ static void *engine_main(void *arg)
 {
     glex_fabric_t *f = arg;
     glex_engine_t *e = f->eng;
+    on_engine_thread = 1;
     atomic_store(&e->running, 1);
     glex_futex_wake(&e->running, 1, false);
     while (!atomic_load(&e->stop)) {
@@ -2015,9 +2053,11 @@ int glex_engine_start(glex_fabric_t *f)
         return glex_error(GLEX_ENOMEM, "out of memory for the engine");
     e->p2p_blocked = calloc(f->p.vps_per_node, 1);
     e->vp_tasks = calloc(f->p.vps_per_node, sizeof *e->vp_tasks);
-    if (!e->p2p_blocked || !e->vp_tasks) {
+    e->cp_taken = calloc((size_t)GLEX_MAX_JOBS * f->p.vps_per_node, sizeof *e->cp_taken);
+    if (!e->p2p_blocked || !e->vp_tasks || !e->cp_taken) {
         free(e->p2p_blocked);
         free(e->vp_tasks);
+        free(e->cp_taken);
         free(e);
         return glex_error(GLEX_ENOMEM, "out of memory for the engine");
     }
@@ -2059,6 +2099,7 @@ void glex_engine_stop(glex_fabric_t *f)
     pthread_mutex_destroy(&e->mu);
     free(e->p2p_blocked);
     free(e->vp_tasks);
+    free(e->cp_taken);
     free(e->bounce);
     free(e);
     f->eng = NULL;

@@ -107,26 +107,33 @@ int glex_vtime_model_load(glex_vtime_model_t *m);
 void glex_vtime_model_shape(glex_vtime_model_t *m, uint32_t nnodes);
 
 /* ---- shared memory structures ---- */
+/* Two lines: the first is written by the nodes that send packets or eager
+ * data into the unit (and by the owner as it empties slots), the second
+ * by the owner's engine alone, so a task's start does not take a sender's
+ * line. */
 typedef struct glex_unit_shm {
-    glex_lock_t lock;     /* the RAM pool (the packet buffer takes no lock) */
-    _Atomic uint32_t used; /* table slots claimed */
-    uint32_t pool_used;   /* borrowed pool pages */
+    _Alignas(64) _Atomic uint32_t used; /* table slots claimed */
     _Atomic uint64_t packets_buffered, hash_probes, table_high_water;
-    _Atomic uint64_t ram_high_water, credit_stalls, trigger_waits, tasks_admitted;
-    _Atomic uint64_t stale_dropped; /* packets of failed tasks swept from a full table */
-    _Atomic uint64_t ram_used; /* bytes of RAM lent (guaranteed, pool, eager), for high water */
     _Atomic uint64_t eager_bits; /* eager pages taken (bit i: eager_first_page + i) */
     _Atomic uint64_t eager_taken, eager_asked; /* eager messages, and those that found no room */
+    _Atomic uint64_t stale_dropped; /* packets of failed tasks swept from a full table */
+    _Alignas(64) glex_lock_t lock; /* the RAM pool (the packet buffer takes no lock) */
+    uint32_t pool_used;   /* borrowed pool pages */
+    _Atomic uint64_t ram_high_water, credit_stalls, trigger_waits, tasks_admitted;
+    _Atomic uint64_t ram_used; /* bytes of RAM lent (guaranteed, pool, eager), for high water */
     _Atomic uint64_t dma_reads; /* pulses of offered halves this NIC read itself */
 } glex_unit_shm_t;
+_Static_assert(sizeof(glex_unit_shm_t) == 128, "a unit's two lines");
 
 /* The bells have a line each, apart from what peers read (pid, state): the
  * nodes that ring write them on every packet; the owner reads them only
- * when it goes to sleep, so while it spins they stay with the ringers. */
+ * when it goes to sleep, so while it spins they stay with the ringers.  The
+ * sleeper counts have a line of their own, written only around a sleep:
+ * every ringer reads them, and the owner after each CQE it writes. */
 typedef struct glex_node_shm {
-    _Alignas(64) _Atomic uint32_t doorbell; /* bumped on every packet/CQE for this node */
-    _Atomic uint32_t sleepers;
+    _Alignas(64) _Atomic uint32_t doorbell; /* bumped on every packet for this node */
     _Alignas(64) _Atomic uint32_t hostbell; /* hosts sleep on it: rung with the doorbell and alone */
+    _Alignas(64) _Atomic uint32_t sleepers; /* asleep on the doorbell (glex_wait) */
     _Atomic uint32_t host_sleepers; /* hosts asleep in glex_wait_until (glex_notify) */
     _Alignas(64) _Atomic int32_t pid; /* owner process, 0 when free */
     _Atomic uint32_t state;    /* glex_node_state_t: FREE, ALIVE (attached) or LEFT */
@@ -458,7 +465,9 @@ static inline uint64_t *glex_unit_bitmap(const glex_fabric_t *f, uint32_t node, 
                         f->hdr->unit_stride_bitmap * glex_unit_index(f, node, unit));
 }
 /* the CP counter of (JobID, VP) on a node: CP packets (inline data packets)
- * that arrived there and were not taken yet; the counter trigger reads it */
+ * that arrived there, written by their senders; the node's engine counts
+ * those it took in its own memory, and the counter trigger fires on the
+ * difference (glex_emu_engine.c, cp_pending) */
 static inline _Atomic uint32_t *glex_cp_counter(const glex_fabric_t *f, uint32_t node, uint32_t job,
                                                 uint32_t vp)
 {

@@ -231,8 +231,9 @@ int glex_table_take_vt(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_key_
                 *vt = f->p.vtime ? *slot_vt(e, esz) : 0;
             int waiter = atomic_exchange(&e->waiter, 0);
             release_slot(f, node, unit, e, b, home);
-            if (waiter) /* its sender waits to insert the same key again */
-                glex_ring(f, (uint32_t)(key.hi >> 16) & 0xffffffu);
+            uint32_t sender = (uint32_t)(key.hi >> 16) & 0xffffffu;
+            if (waiter && sender < f->nnodes) /* its sender waits to insert the same key again */
+                glex_ring(f, sender);
             return len;
         }
         if (r == 0)

@@ -68,12 +68,13 @@ int glex_wait_until_flags(glex_fabric_t *f, int (*done)(void *), void *arg, int 
 {
     if (done(arg)) /* the common case of a fast call: no clock, no bookkeeping */
         return GLEX_OK;
-    uint64_t spin_ns = (uint64_t)glex_spin_us(f) * 1000ull;
-    uint64_t yield_ns = spin_ns + (uint64_t)glex_yield_us(f) * 1000ull;
-    uint64_t start = glex_now_ns(), idle = start;
-    int moved = 0;
+    /* the clock and the windows are read at the first idle look: a call
+     * that the engine passes finish needs neither (in virtual time the
+     * start counts: the wait is not the host's compute) */
+    uint64_t start = f->p.vtime ? glex_now_ns() : 0, idle = 0, end = 0;
+    uint64_t spin_ns = 0, yield_ns = 0;
+    int timed = 0, moved = 0;
     unsigned looks = 0;
-    uint64_t end = timeout_ms < 0 ? UINT64_MAX : start + (uint64_t)timeout_ms * 1000000ull;
     int rc = GLEX_OK;
     /* without an engine thread this host is the only driver of progress */
     int drive = !(flags & GLEX_WAIT_NO_ENGINE) || !glex_engine_has_thread(f);
@@ -86,6 +87,15 @@ int glex_wait_until_flags(glex_fabric_t *f, int (*done)(void *), void *arg, int 
         }
         if (done(arg))
             break;
+        if (!timed) {
+            timed = 1;
+            if (!start)
+                start = glex_now_ns();
+            idle = start;
+            spin_ns = (uint64_t)glex_spin_us(f) * 1000ull;
+            yield_ns = spin_ns + (uint64_t)glex_yield_us(f) * 1000ull;
+            end = timeout_ms < 0 ? UINT64_MAX : start + (uint64_t)timeout_ms * 1000000ull;
+        }
         /* while spinning, the clock (a vDSO call, ~25 ns here) every 8th
          * idle look: the window is microseconds, a look a fraction of one;
          * without a spin window (processes sharing a core) the first idle
