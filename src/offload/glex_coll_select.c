@@ -338,6 +338,12 @@ uint64_t glex_sel_segment_bytes(const glex_group_t *g, const glex_coll_args_t *a
     int64_t room = (int64_t)prm->dq_depth - 2 * (int64_t)log2u(g->size) - 8;
     uint64_t max_segs = room > (int64_t)(2 * per_seg) ? (uint64_t)room / (2 * per_seg) : 1;
     uint64_t seg = g->pol.segment_kb > 0 ? (uint64_t)g->pol.segment_kb * 1024u : 0;
+    if (!seg && g->size <= 2 && a->kind == GLEX_COLL_BCAST && bytes)
+        /* auto, a bcast between two: nothing is forwarded, so nothing to
+         * pipeline; one segment (from 1 MiB the receiver's NIC then reads
+         * half of it itself): 4 MiB 330-510 us against 1580-2170 in 1 MiB
+         * segments, in turn (bench/results/2026-11-27/NOTES.md) */
+        seg = bytes;
     if (!seg) /* auto: half the message within [256 KiB, 1 MiB] (measured: fewer, larger
                * DMA pulses beat deeper pipelining on this machine, 2 and 8 ranks) */
         seg = bytes / 2 < SEG_AUTO_MIN ? SEG_AUTO_MIN : bytes / 2 > SEG_AUTO_MAX ? SEG_AUTO_MAX
