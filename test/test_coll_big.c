@@ -248,6 +248,30 @@ static int offered_half(glex_tctx_t *c)
     return 0;
 }
 
+/* Auto segments of a 4 MiB binomial bcast: between two processes nothing is
+ * forwarded, so one descriptor on each side; with three the root pipelines
+ * 1 MiB segments (the descriptors this rank posts, glex_coll_plan_size);
+ * every byte right either way */
+static int bcast_segments(glex_tctx_t *c)
+{
+    int id = glex_case(c, "bcast binomial 4 MiB, auto segments: one descriptor between two, "
+                          "pipelined segments among more, every byte right");
+    uint8_t *send = malloc(4u << 20), *recv = malloc(4u << 20);
+    glex_coll_args_t a = { .kind = GLEX_COLL_BCAST, .algo = GLEX_ALGO_BINOMIAL,
+                           .type = GLEX_INT64, .count = (4u << 20) / 8, .sendbuf = send,
+                           .recvbuf = recv };
+    int n = glex_coll_plan_size(c->g, &a);
+    free(send);
+    free(recv);
+    if (c->n == 2 ? n != 1 : c->rank == 0 && n < 4)
+        glex_case_fail(c, id, "rank %d of %d: %d descriptors, expected %s", c->rank, c->n, n,
+                       c->n == 2 ? "1" : "at least 4 (1 MiB segments)");
+    const char *e = check_call(c, &a, 400);
+    if (e)
+        glex_case_fail(c, id, "rank %d of %d: %s", c->rank, c->n, e);
+    return 0;
+}
+
 /* The direct path's policy differs between ranks (rank 0 GLEX_STAGE_MAP=0,
  * the others 1): every rank's first direct call is refused with
  * GLEX_EMISMATCH naming the variables, none hangs; the engine algorithms
@@ -353,6 +377,8 @@ int main(int argc, char **argv)
     glex_run_group(3, NULL, huge, NULL, 1200, "huge");
     glex_run_group(2, NULL, offered_half, NULL, 600, "offered half");
     glex_run_group(5, NULL, offered_half, NULL, 600, "offered half");
+    glex_run_group(2, NULL, bcast_segments, NULL, 600, "segments");
+    glex_run_group(3, NULL, bcast_segments, NULL, 600, "segments");
     /* the direct path's threshold: default (auto), everything by RDMA, and
      * 16 KiB, at 2, 3 and 5 processes; its policy comes from the
      * environment every rank inherits (glex_coll_policy_from_env) */
