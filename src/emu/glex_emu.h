@@ -387,7 +387,10 @@ uint32_t glex_vp_rq_pending(const glex_vp_t *vp);
 /* Progress and blocking.  glex_progress runs the engine inline (returns the
  * amount of work done).  To wait without burning a core:
  *   t = glex_wait_token(f); if (!done) glex_progress(f); if (!done) glex_wait(f, t, ms);
- * glex_wait returns when anything happens to this node after t was taken. */
+ * glex_wait returns when a packet, a credit or a post reaches this node, or
+ * its engine thread writes a CQE, after t was taken.  A CQE that a host
+ * thread writes running the engine inline wakes only a host asleep in
+ * glex_wait_until (the host bell). */
 int glex_progress(glex_fabric_t *f);
 uint32_t glex_wait_token(const glex_fabric_t *f);
 int glex_wait(glex_fabric_t *f, uint32_t token, int timeout_ms);
