@@ -71,9 +71,10 @@ int glex_wait_until_flags(glex_fabric_t *f, int (*done)(void *), void *arg, int 
     /* the clock and the windows are read at the first idle look: a call
      * that the engine passes finish needs neither (in virtual time the
      * start counts: the wait is not the host's compute) */
-    uint64_t start = f->p.vtime ? glex_now_ns() : 0, idle = 0, end = 0;
+    uint64_t start = f->p.vtime ? glex_now_ns() : 0, idle = 0;
+    uint64_t end = 0; /* 0 until the first idle look sets the windows */
     uint64_t spin_ns = 0, yield_ns = 0;
-    int timed = 0, moved = 0;
+    int moved = 0;
     unsigned looks = 0;
     int rc = GLEX_OK;
     /* without an engine thread this host is the only driver of progress */
@@ -87,8 +88,7 @@ int glex_wait_until_flags(glex_fabric_t *f, int (*done)(void *), void *arg, int 
         }
         if (done(arg))
             break;
-        if (!timed) {
-            timed = 1;
+        if (!end) {
             if (!start)
                 start = glex_now_ns();
             idle = start;
