@@ -768,6 +768,36 @@ static int rank_published(glex_tctx_t *c)
                 break;
             }
         }
+    id = glex_case(c, "a NIC atomic compare-and-swap on a published word: swaps only on a "
+                      "match, returns the old word; misaligned or unregistered addresses refused");
+    if (c->rank == 0) {
+        uint64_t base = (uint64_t)w[0], want = 0, old = 0;
+        for (int k = 7; k >= 0; k--) /* the word as rank 1 wrote it */
+            want = want << 8 | (uint8_t)(k * 3u + 1u);
+        int rc = glex_vp_atomic_cas(c->vp, 1, base, want + 1, 42, &old);
+        if (rc || old != want)
+            glex_case_fail(c, id, "mismatch: rc %d old %#llx, expected %#llx", rc,
+                           (unsigned long long)old, (unsigned long long)want);
+        rc = glex_vp_atomic_cas(c->vp, 1, base, want, 0x1122334455667788ull, &old);
+        if (rc || old != want)
+            glex_case_fail(c, id, "match: rc %d old %#llx", rc, (unsigned long long)old);
+        rc = glex_vp_atomic_cas(c->vp, 1, base + 4, 0, 1, &old);
+        if (rc != GLEX_EINVAL || !strstr(glex_last_error(), "8-byte aligned"))
+            glex_case_fail(c, id, "misaligned: rc %d '%s'", rc, glex_last_error());
+        rc = glex_vp_atomic_cas(c->vp, 1, base + BYTES, 0, 1, &old);
+        if (rc != GLEX_ENOTSUP || !strstr(glex_last_error(), "registered"))
+            glex_case_fail(c, id, "past the region: rc %d '%s'", rc, glex_last_error());
+        rc = glex_vp_atomic_cas(c->vp, 9, base, 0, 1, &old);
+        if (rc != GLEX_EINVAL || !strstr(glex_last_error(), "allowed nodes 0..1"))
+            glex_case_fail(c, id, "node 9: rc %d '%s'", rc, glex_last_error());
+    }
+    if (from_rank1(c, w))
+        glex_case_fail(c, id, "barrier: %s", glex_last_error());
+    if (c->rank == 1 && r.base && *(volatile uint64_t *)r.base != 0x1122334455667788ull)
+        glex_case_fail(c, id, "the word is %#llx after the swap",
+                       (unsigned long long)*(volatile uint64_t *)r.base);
+    if (from_rank1(c, w))
+        glex_case_fail(c, id, "barrier: %s", glex_last_error());
     id = glex_case(c, "a node publishes at most GLEX_PUBLISH_MAX regions and says so; a "
                       "withdrawn region is no longer found");
     if (c->rank == 1) {

@@ -346,6 +346,15 @@ int glex_vp_post_mp(glex_vp_t *vp, uint32_t dest_id, uint32_t dest_vp, const gle
 int glex_vp_post_put_mp(glex_vp_t *vp, uint32_t dest_id, uint32_t dest_vp, const void *src,
                         uint64_t remote_addr, uint64_t len, const glex_piece_t *p, uint32_t n,
                         uint64_t cookie);
+/* A NIC atomic: compare-and-swap of the 8-byte word at remote_addr of node
+ * dest_id (memory that node registered, glex_region_publish; 8-byte
+ * aligned), executed as the call is made: *old gets the word as it was, and
+ * it becomes desire if that was expect.  GLEX_OK; GLEX_ENOTSUP when dest_id
+ * is on another host, in virtual time or for memory that is not registered
+ * (nothing done); GLEX_EINVAL for bad arguments.  Counted as a descriptor
+ * posted and executed. */
+int glex_vp_atomic_cas(glex_vp_t *vp, uint32_t dest_id, uint64_t remote_addr, uint64_t expect,
+                       uint64_t desire, uint64_t *old);
 /* Posting a descriptor list by reference.  A NIC fetches descriptors from
  * host memory by DMA: the host writes one DQ entry naming the list and its
  * registers, and the engine reads each descriptor when it starts it.  The

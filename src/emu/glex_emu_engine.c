@@ -1460,6 +1460,24 @@ int glex_engine_post_put_mp_now(glex_vp_t *vp, uint32_t dest_id, uint32_t dest_v
     return 1;
 }
 
+int glex_engine_atomic_cas(glex_vp_t *vp, uint32_t dest_id, uint64_t addr, uint64_t expect,
+                           uint64_t desire, uint64_t *old)
+{
+    glex_fabric_t *f = vp->f;
+    pthread_mutex_lock(&f->eng->mu); /* the mappings are the engine's */
+    _Atomic uint64_t *w = put_target(f, dest_id, addr, sizeof *w);
+    if (w) {
+        uint64_t was = expect;
+        atomic_compare_exchange_strong_explicit(w, &was, desire, memory_order_acq_rel,
+                                                memory_order_acquire);
+        *old = was;
+        glex_counter_add(&vp->shm->desc_posted, 1);
+        count_now(f, vp->shm, 0, sizeof *w, 1);
+    }
+    pthread_mutex_unlock(&f->eng->mu);
+    return w != NULL;
+}
+
 /* One descriptor of glex_engine_post_now: 1 when executed, 0 when it must
  * queue (as a task would wait: the destination's receive queue or this
  * VP's CQ full, or memory only cross-memory attach reaches). */

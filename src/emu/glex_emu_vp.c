@@ -264,6 +264,24 @@ int glex_vp_post_put_mp(glex_vp_t *vp, uint32_t dest_id, uint32_t dest_vp, const
     return glex_vp_post(vp, d, 2);
 }
 
+int glex_vp_atomic_cas(glex_vp_t *vp, uint32_t dest_id, uint64_t remote_addr, uint64_t expect,
+                       uint64_t desire, uint64_t *old)
+{
+    if (!vp || !old || dest_id >= vp->f->nnodes || !remote_addr || remote_addr % 8u)
+        return glex_error(GLEX_EINVAL,
+                          "atomic compare-and-swap at node %u address 0x%llx: allowed nodes "
+                          "0..%u, a non-null 8-byte aligned address",
+                          dest_id, (unsigned long long)remote_addr,
+                          vp ? vp->f->nnodes - 1 : 0);
+    if (vp->f->p.vtime || glex_remote(vp->f, dest_id) ||
+        !glex_engine_atomic_cas(vp, dest_id, remote_addr, expect, desire, old))
+        return glex_error(GLEX_ENOTSUP,
+                          "atomic compare-and-swap at node %u address 0x%llx: only in "
+                          "memory a node of this host registered, in real time",
+                          dest_id, (unsigned long long)remote_addr);
+    return GLEX_OK;
+}
+
 /* GLEX_VTIME: move the ring's entry with the earliest virtual time (a uint64
  * at vt_off) among [head, tail) to head, the ones before it up behind it in
  * their order (one sender's entries keep theirs: its virtual times only

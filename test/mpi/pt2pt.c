@@ -10,6 +10,11 @@
  *        pt2pt stream BYTES N  only N messages of BYTES from rank 0 to the
  *                              last rank, each checked (with GLEX_VERBOSE=2
  *                              the protocol counts say how they went)
+ *        pt2pt busy FILE       rank 0 sends 1 MiB with MPI_Isend, then computes
+ *                              outside MPI until the last rank has received it
+ *                              (it creates FILE), at most 20 s: a receiver
+ *                              that offered the sender half the rendezvous
+ *                              must not wait for a sender busy elsewhere
  *        pt2pt wait MS         rank 0 sends to each other rank MS ms after
  *                              a barrier; with more ranks than CPUs each
  *                              waiting rank must spend less than a quarter
@@ -304,6 +309,48 @@ static double cpu_s(void)
     return u.ru_utime.tv_sec + u.ru_stime.tv_sec + 1e-6 * (u.ru_utime.tv_usec + u.ru_stime.tv_usec);
 }
 
+/* a large message from a sender that computes outside MPI until the
+ * receiver has it (told through a file, not through MPI) */
+static void busy_sender(const char *file)
+{
+    enum { N = 1 << 20 };
+    int last = size - 1;
+    unsigned char *buf = malloc(N);
+    remove(file);
+    MT_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    if (rank == 0) {
+        MPI_Request rq;
+        for (long i = 0; i < N; i++)
+            buf[i] = pattern(i, 5);
+        MT_MPI(MPI_Isend(buf, N, MPI_BYTE, last, 50, MPI_COMM_WORLD, &rq));
+        double t0 = MPI_Wtime();
+        volatile double x = 1;
+        int seen = 0;
+        while (!seen && MPI_Wtime() - t0 < 20) {   /* no MPI call in here */
+            for (int k = 0; k < 100000; k++)
+                x = x * 1.0000001 + 1e-9;
+            seen = access(file, F_OK) == 0;
+        }
+        MT_CHECK(seen, "the receiver had not received 1 MiB after 20 s of the sender "
+                 "computing outside MPI");
+        MT_MPI(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+    } else if (rank == last) {
+        MT_MPI(MPI_Recv(buf, N, MPI_BYTE, 0, 50, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        FILE *fp = fopen(file, "w");
+        if (fp)
+            fclose(fp);
+        long bad = -1;
+        for (long i = 0; i < N && bad < 0; i++)
+            if (buf[i] != pattern(i, 5))
+                bad = i;
+        MT_CHECK(bad < 0, "1 MiB from a busy sender: byte %ld wrong", bad);
+    }
+    MT_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    if (rank == 0)
+        remove(file);
+    free(buf);
+}
+
 /* a rank blocked in MPI_Recv for ms: CPU time it used (threads included) */
 static void wait_cpu(int ms)
 {
@@ -335,6 +382,12 @@ int main(int argc, char **argv)
     if (argc == 4 && !strcmp(argv[1], "stream")) {
         stream(atol(argv[2]), atoi(argv[3]));
         int rc = mt_finish("pt2pt stream");
+        MPI_Finalize();
+        return rc;
+    }
+    if (argc == 3 && !strcmp(argv[1], "busy")) {
+        busy_sender(argv[2]);
+        int rc = mt_finish("pt2pt busy");
         MPI_Finalize();
         return rc;
     }

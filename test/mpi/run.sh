@@ -40,7 +40,7 @@ valid() { # valid KIND ALGO: is ALGO a GLEX_<KIND>_ALGO value?
 nsizes=$(echo $nps | wc -w)
 nalgos=$(echo $ar_algos | wc -w)
 osu_colls="allreduce reduce bcast barrier iallreduce ireduce ibcast ibarrier"
-echo "1..$(( 6 + nsizes * (3 + nalgos) + 4 + 5 + 1 + 16 + 4 + 5 + 7 + 10 ))"
+echo "1..$(( 6 + nsizes * (3 + nalgos) + 4 + 5 + 1 + 16 + 4 + 5 + 7 + 12 ))"
 
 # shellcheck disable=SC2086
 compile $progs
@@ -208,6 +208,25 @@ run pt2pt 4 GLEX_RDMA_EAGER=0 -- "$out/pt2pt"
 # more ranks than CPUs: a rank blocked in MPI_Recv sleeps (GLEX_NAP_US) and
 # leaves its core to the others: under a quarter of the wait on a CPU
 run "pt2pt wait: blocked ranks sleep" 5 -- "$out/pt2pt" wait 600
+# a rendezvous of 1 MiB between two processes with a CPU each: the receiver
+# offers the sender the second half (both NICs' DMA at once); every offer
+# is taken by the sender's NIC or read back, the data right either way
+env GLEX_VERBOSE=2 timeout "$limit" "$prefix/bin/mpiexec" -n 2 "$out/pt2pt" stream 1048576 50 \
+  >"$out/log" 2>&1
+rc=$?
+line=$(grep "glex: rank 1: active messages sent" "$out/log")
+offered=$(echo "$line" | sed -n 's/.*offered to the sender: \([0-9]*\),.*/\1/p')
+written=$(echo "$line" | sed -n 's/.*written by its NIC: \([0-9]*\);.*/\1/p')
+if [ $rc = 0 ] && grep -q "pt2pt stream: .* 0 errors" "$out/log" && [ "$offered" = 50 ] &&
+   [ "${written:-0}" -ge 1 ]; then
+  ok "50 rendezvous of 1 MiB: half offered to the sender 50 times, $written written by its NIC"
+else
+  notok "1 MiB rendezvous split: exit $rc, offered '$offered', written '$written'"
+  tail -5 "$out/log" | sed 's/^/# /'
+fi
+# ... and a sender computing outside MPI delays nothing: the receiver reads
+# the half back itself
+run "pt2pt busy: a rendezvous from a sender outside MPI" 2 -- "$out/pt2pt" busy "$out/busy.flag"
 
 dp="GLEX_REDUCE_ALGO=direct GLEX_BCAST_ALGO=direct GLEX_ALLREDUCE_ALGO=direct"
 run "late_root" 2 $dp -- "$out/late_root" 1.5 out out

@@ -41,6 +41,9 @@ typedef struct {
     uint64_t next_peer_check_ns;       /* idle past GLEX_TIMEOUT: next look at the peers */
     uint64_t am_sent[4];               /* active messages sent by protocol (MPIDI_GLEX_AM_*;
                                         * GLEX_VERBOSE=2 prints them at MPI_Finalize) */
+    uint64_t lmt_offered;              /* rendezvous received with the second half
+                                        * offered to the sender's NIC */
+    uint64_t lmt_split;                /* ... of them, the halves it wrote */
 } MPIDI_GLEX_global_t;
 
 enum { MPIDI_GLEX_AM_INLINE, MPIDI_GLEX_AM_RING, MPIDI_GLEX_AM_FRAG, MPIDI_GLEX_AM_RNDV };
@@ -111,6 +114,9 @@ void MPIDI_GLEX_ring_sizes(uint64_t * near, uint64_t * far);
  * when it is packed first) */
 int MPIDI_GLEX_ring_reserve(uint32_t node, MPI_Aint len, uintptr_t src,
                             MPIDI_GLEX_ring_slot_t * slot);
+/* the word in our registered region with which a rendezvous receiver
+ * offers its sender the second half (NULL: rings off, no region) */
+uint64_t *MPIDI_GLEX_ring_claim_word(void);
 /* a credit from node: it consumed that many bytes of our ring there, ever */
 void MPIDI_GLEX_ring_credit(uint32_t node, uint64_t consumed);
 /* receiving: where src's message of len bytes at off lies here (NULL: not

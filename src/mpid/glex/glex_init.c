@@ -337,11 +337,15 @@ int MPIDI_GLEX_mpi_finalize_hook(void)
         uint64_t near, far;
         MPIDI_GLEX_ring_sizes(&near, &far);
         fprintf(stderr, "glex: rank %d: active messages sent: %llu inline, %llu ring, "
-                "%llu fragmented, %llu rendezvous; fabric between hosts: %llu messages sent "
+                "%llu fragmented, %llu rendezvous; rendezvous received with half offered to the "
+                "sender: %llu, of them written by its NIC: %llu; "
+                "fabric between hosts: %llu messages sent "
                 "(%llu RDMA writes), %llu bytes; rings: %llu KiB per sender on this host, "
                 "%llu KiB per sender on another\n", MPIR_Process.rank,
                 (unsigned long long) a[0], (unsigned long long) a[1], (unsigned long long) a[2],
-                (unsigned long long) a[3], (unsigned long long) w.msgs_sent,
+                (unsigned long long) a[3], (unsigned long long) MPIDI_GLEX_global.lmt_offered,
+                (unsigned long long) MPIDI_GLEX_global.lmt_split,
+                (unsigned long long) w.msgs_sent,
                 (unsigned long long) w.writes, (unsigned long long) w.bytes_sent,
                 (unsigned long long) (near >> 10), (unsigned long long) (far >> 10));
     }

@@ -15,6 +15,8 @@ typedef struct {
     uint32_t lmt_node;   /* receive: the sender's node */
     uint64_t lmt_addr;   /* receive: where the sender's data is */
     uint64_t lmt_cookie; /* receive: the sender's request, for the ACK */
+    uint64_t lmt_done;   /* send: the claim word's value its NIC writes once it has
+                          * put the second half the receiver offered */
 } MPIDI_GLEX_am_request_t;
 
 typedef struct {

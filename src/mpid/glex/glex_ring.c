@@ -29,6 +29,9 @@
  * KiB: 530-780 MB/s against 200-320 with 1 MiB) */
 #define RING_FAR_TOTAL (16u << 20)
 #define RING_FAR_MAX (4u << 20)
+/* the region ends with a line of its own: the claim word of a rendezvous
+ * whose second half this process offers its sender (glex_am.c) */
+#define CLAIM_LINE 64u
 /* messages through a ring: at most GLEX_RDMA_EAGER bytes (read with the
  * other settings, glex_init.c) and a quarter ring */
 
@@ -68,7 +71,7 @@ static uint64_t ring_len(uint32_t src, uint32_t dst)
 static uint64_t ring_total(uint32_t dst)
 {
     uint32_t near = R.per[glex_fabric_host_of(MPIDI_GLEX_global.fabric, dst)];
-    return near * R.ring + (R.nnodes - near) * R.ring_far;
+    return near * R.ring + (R.nnodes - near) * R.ring_far + CLAIM_LINE;
 }
 
 static uint64_t ring_off(uint32_t src, uint32_t dst)
@@ -211,6 +214,14 @@ int MPIDI_GLEX_ring_reserve(uint32_t node, MPI_Aint len, uintptr_t src,
     slot->remote = t->remote + slot->off;
     t->wpos += skip + need;
     return 1;
+}
+
+uint64_t *MPIDI_GLEX_ring_claim_word(void)
+{
+    if (!R.msg_max)
+        return NULL;
+    return (uint64_t *) ((uint8_t *) R.region.base +
+                         ring_total(glex_fabric_node(MPIDI_GLEX_global.fabric)) - CLAIM_LINE);
 }
 
 void MPIDI_GLEX_ring_sizes(uint64_t * near, uint64_t * far)
