@@ -180,22 +180,27 @@ run "late_root" 3 -- "$out/late_root"
 # point-to-point protocols: 1 KiB goes through the receiver's ring; with
 # rings off (GLEX_RDMA_EAGER=0) fragments and the rendezvous carry
 # everything, the whole pt2pt program too
-proto() { # proto ENV...: pt2pt stream 1024 200, GLEX_VERBOSE=2; rank 0's ring and frag
-  env GLEX_VERBOSE=2 "$@" timeout "$limit" "$prefix/bin/mpiexec" -n 2 "$out/pt2pt" stream 1024 200 \
-    >"$out/log" 2>&1
+proto() { # proto BYTES N ENV...: pt2pt stream BYTES N at 2 ranks, GLEX_VERBOSE=2; rank 0's
+  # ring and frag (sent), rank 1's offered and written (rendezvous received, split)
+  msg_bytes=$1 msgs=$2; shift 2   # not n: tap.sh counts the tests in it
+  env GLEX_VERBOSE=2 "$@" timeout "$limit" "$prefix/bin/mpiexec" -n 2 "$out/pt2pt" stream \
+    "$msg_bytes" "$msgs" >"$out/log" 2>&1
   rc=$?
   line=$(grep "glex: rank 0: active messages sent" "$out/log")
   ring=$(echo "$line" | sed -n 's/.* \([0-9]*\) ring,.*/\1/p')
   frag=$(echo "$line" | sed -n 's/.* \([0-9]*\) fragmented,.*/\1/p')
+  line=$(grep "glex: rank 1: active messages sent" "$out/log")
+  offered=$(echo "$line" | sed -n 's/.*offered to the sender: \([0-9]*\),.*/\1/p')
+  written=$(echo "$line" | sed -n 's/.*written by its NIC: \([0-9]*\);.*/\1/p')
 }
-proto
+proto 1024 200
 if [ $rc = 0 ] && grep -q "pt2pt stream: 600 checks, 0 errors" "$out/log" && [ "$ring" = 200 ] &&
    [ "$frag" = 0 ]; then
   ok "200 messages of 1 KiB: all through the receiver's ring"
 else
   notok "1 KiB messages: exit $rc, ring '$ring', fragmented '$frag'"; tail -5 "$out/log" | sed 's/^/# /'
 fi
-proto GLEX_RDMA_EAGER=0
+proto 1024 200 GLEX_RDMA_EAGER=0
 if [ $rc = 0 ] && grep -q "pt2pt stream: 600 checks, 0 errors" "$out/log" && [ "$ring" = 0 ] &&
    [ "$frag" = 200 ]; then
   ok "200 messages of 1 KiB with GLEX_RDMA_EAGER=0: all as fragments"
@@ -208,15 +213,10 @@ run pt2pt 4 GLEX_RDMA_EAGER=0 -- "$out/pt2pt"
 # more ranks than CPUs: a rank blocked in MPI_Recv sleeps (GLEX_NAP_US) and
 # leaves its core to the others: under a quarter of the wait on a CPU
 run "pt2pt wait: blocked ranks sleep" 5 -- "$out/pt2pt" wait 600
-# a rendezvous of 1 MiB between two processes with a CPU each: the receiver
+# a rendezvous of 1 MiB between two processes of this host: the receiver
 # offers the sender the second half (both NICs' DMA at once); every offer
 # is taken by the sender's NIC or read back, the data right either way
-env GLEX_VERBOSE=2 timeout "$limit" "$prefix/bin/mpiexec" -n 2 "$out/pt2pt" stream 1048576 50 \
-  >"$out/log" 2>&1
-rc=$?
-line=$(grep "glex: rank 1: active messages sent" "$out/log")
-offered=$(echo "$line" | sed -n 's/.*offered to the sender: \([0-9]*\),.*/\1/p')
-written=$(echo "$line" | sed -n 's/.*written by its NIC: \([0-9]*\);.*/\1/p')
+proto 1048576 50
 if [ $rc = 0 ] && grep -q "pt2pt stream: .* 0 errors" "$out/log" && [ "$offered" = 50 ] &&
    [ "${written:-0}" -ge 1 ]; then
   ok "50 rendezvous of 1 MiB: half offered to the sender 50 times, $written written by its NIC"

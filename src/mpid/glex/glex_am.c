@@ -182,6 +182,20 @@ static void mp_init(glex_desc_t * d, uint32_t node)
     d->dest_id = node;
 }
 
+/* an RDMA put of len bytes from local to remote of node, from the AM VP */
+static void rdma_init(glex_desc_t * d, uint32_t node, uint64_t local, uint64_t remote,
+                      uint64_t len)
+{
+    memset(d, 0, offsetof(glex_desc_t, data));
+    d->kind = GLEX_DESC_RDMA;
+    d->ch = d->ct = 1;
+    d->source_vp = d->dest_vp = MPIDI_GLEX_AM_VP;
+    d->dest_id = node;
+    d->length = len;
+    d->local_addr = local;
+    d->remote_addr = remote;
+}
+
 /* a message's bytes: in place when contiguous, else a packed copy (*pack,
  * the caller's to free; NULL when none) */
 static int message_bytes(const void *data, MPI_Aint count, MPI_Datatype datatype, int contig,
@@ -497,16 +511,9 @@ static int rdma_read(uint32_t node, uint64_t remote, void *local, uint64_t len)
 {
     static uint64_t seq;
     glex_desc_t d;
-    memset(&d, 0, offsetof(glex_desc_t, data));
-    d.kind = GLEX_DESC_RDMA;
-    d.ch = d.ct = 1;
+    rdma_init(&d, node, (uint64_t) (uintptr_t) local, remote, len);
     d.swap_remote_addr = 1;    /* get */
     d.coll_end_flag = 1;       /* completion entry wanted */
-    d.source_vp = d.dest_vp = MPIDI_GLEX_AM_VP;
-    d.dest_id = node;
-    d.length = len;
-    d.local_addr = (uint64_t) (uintptr_t) local;
-    d.remote_addr = remote;
     seq += 2;   /* even: odd cookies are RING sends */
     d.cookie = seq;
     int mpi_errno = post(&d, 1);
@@ -635,19 +642,9 @@ static int lmt_help(const glex_rqe_t * e, const wire_t * w)
     MPIR_Request *sreq = (MPIR_Request *) (uintptr_t) w->cookie;
     MPIDI_GLEX_AMREQ(sreq).lmt_done = g | CLAIM_DONE;
     glex_desc_t d[2];
-    for (int i = 0; i < 2; i++) {
-        memset(&d[i], 0, offsetof(glex_desc_t, data));
-        d[i].kind = GLEX_DESC_RDMA;
-        d[i].ch = d[i].ct = 1;
-        d[i].source_vp = d[i].dest_vp = MPIDI_GLEX_AM_VP;
-        d[i].dest_id = e->src_id;
-    }
-    d[0].length = w->data_sz;
-    d[0].local_addr = x.src;
-    d[0].remote_addr = w->addr;
-    d[1].length = sizeof(uint64_t);
-    d[1].local_addr = (uint64_t) (uintptr_t) & MPIDI_GLEX_AMREQ(sreq).lmt_done;
-    d[1].remote_addr = x.claim;
+    rdma_init(&d[0], e->src_id, x.src, w->addr, w->data_sz);
+    rdma_init(&d[1], e->src_id, (uint64_t) (uintptr_t) & MPIDI_GLEX_AMREQ(sreq).lmt_done,
+              x.claim, sizeof(uint64_t));
     mpi_errno = post(d, 2);
   fn_exit:
     return mpi_errno;
