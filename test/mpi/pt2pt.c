@@ -2,7 +2,9 @@
  * from 0 bytes to 4 MiB (inline, the RDMA-eager ring or with
  * GLEX_RDMA_EAGER=0 fragments, rendezvous by RDMA read), a non-contiguous
  * large message, a stream through the RDMA-eager rings (wrapping, full,
- * credited), MPI_ANY_SOURCE and probe, synchronous send, a flood of small
+ * credited), MPI_ANY_SOURCE and probe, synchronous send, the netmod's
+ * matching (unexpected messages of each protocol, matched probes,
+ * truncation, a cancelled receive, a strided receive), a flood of small
  * messages (queue back-pressure), message ordering, and one-sided
  * put/get/accumulate.
  *
@@ -199,6 +201,125 @@ static void anysource_probe(void)
         }
         MT_CHECK(size == 1 || seen != 0, "no any-source messages");
     }
+}
+
+/* the netmod's matching (glex_p2p.c), rank 0 to the last: messages that
+ * arrive before their receive (inline, ring, rendezvous) taken out of
+ * order by tag; synchronous sends; a matched probe of each protocol;
+ * truncation; a cancelled receive; a rendezvous into a strided receive */
+static void matching(void)
+{
+    if (size < 2)
+        return;
+    int last = size - 1;
+    enum { BIG = 1 << 20, MID = 8000, SMALL = 40 };
+    long lens[3] = { BIG, MID, SMALL };
+    unsigned char *buf[3];
+    for (int m = 0; m < 3; m++)
+        buf[m] = malloc((size_t) lens[m]);
+    MPI_Comm c;
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+    for (int pass = 0; pass < 2; pass++) {     /* 0: standard sends, 1: synchronous */
+        if (rank == 0) {
+            MPI_Request rq[3];
+            for (int m = 0; m < 3; m++) {
+                for (long i = 0; i < lens[m]; i++)
+                    buf[m][i] = pattern(i, m + pass);
+                if (pass)
+                    MT_MPI(MPI_Issend(buf[m], (int) lens[m], MPI_BYTE, last, 40 + m, c, &rq[m]));
+                else
+                    MT_MPI(MPI_Isend(buf[m], (int) lens[m], MPI_BYTE, last, 40 + m, c, &rq[m]));
+            }
+            MPI_Barrier(c);     /* all three are there before a receive */
+            MPI_Status sts[3];
+            MT_MPI(MPI_Waitall(3, rq, sts));
+        } else if (rank == last) {
+            MPI_Barrier(c);
+            for (int m = 2; m >= 0; m--) {      /* the last sent first */
+                memset(buf[m], 0, (size_t) lens[m]);
+                MPI_Status st;
+                MT_MPI(MPI_Recv(buf[m], (int) lens[m], MPI_BYTE, MPI_ANY_SOURCE, 40 + m, c, &st));
+                int cnt;
+                MPI_Get_count(&st, MPI_BYTE, &cnt);
+                long bad = -1;
+                for (long i = 0; i < lens[m] && bad < 0; i++)
+                    if (buf[m][i] != pattern(i, m + pass))
+                        bad = i;
+                MT_CHECK(cnt == lens[m] && st.MPI_SOURCE == 0 && st.MPI_TAG == 40 + m && bad < 0,
+                         "unexpected message %d (pass %d): count %d source %d tag %d byte %ld",
+                         m, pass, cnt, st.MPI_SOURCE, st.MPI_TAG, bad);
+            }
+        } else {
+            MPI_Barrier(c);
+        }
+    }
+    /* a matched probe of each protocol, then truncation (of a rendezvous too) */
+    if (rank == 0) {
+        for (int m = 0; m < 3; m++)
+            MT_MPI(MPI_Send(buf[m], (int) lens[m], MPI_BYTE, last, 50 + m, c));
+        for (int m = 0; m < 3; m++)
+            MT_MPI(MPI_Send(buf[m], (int) lens[m], MPI_BYTE, last, 60, c));
+    } else if (rank == last) {
+        for (int m = 0; m < 3; m++) {
+            MPI_Message msg;
+            MPI_Status st;
+            MT_MPI(MPI_Mprobe(0, MPI_ANY_TAG, c, &msg, &st));
+            int cnt;
+            MPI_Get_count(&st, MPI_BYTE, &cnt);
+            MT_CHECK(cnt == lens[m] && st.MPI_TAG == 50 + m, "mprobe %d: count %d tag %d", m,
+                     cnt, st.MPI_TAG);
+            memset(buf[m], 0, (size_t) lens[m]);
+            MT_MPI(MPI_Mrecv(buf[m], cnt, MPI_BYTE, &msg, &st));
+            MT_CHECK(buf[m][lens[m] - 1] == pattern(lens[m] - 1, m + 1), "mrecv %d: data", m);
+        }
+        for (int m = 0; m < 3; m++) {
+            MPI_Status st;
+            int rc = MPI_Recv(buf[m], (int) lens[m] / 2, MPI_BYTE, 0, 60, c, &st);
+            int cls = -1, cnt = -1;
+            MPI_Error_class(rc, &cls);
+            MPI_Get_count(&st, MPI_BYTE, &cnt);
+            MT_CHECK(cls == MPI_ERR_TRUNCATE && cnt == lens[m] / 2,
+                     "truncated receive %d: class %d, count %d", m, cls, cnt);
+            MT_CHECK(buf[m][lens[m] / 2 - 1] == pattern(lens[m] / 2 - 1, m + 1),
+                     "truncated receive %d: data", m);
+        }
+    }
+    /* a cancelled receive; then a rendezvous into every other int */
+    if (rank == last) {
+        MPI_Request r;
+        MPI_Status st;
+        int v, flag = 0;
+        MT_MPI(MPI_Irecv(&v, 1, MPI_INT, 0, 70, c, &r));
+        MT_MPI(MPI_Cancel(&r));
+        MT_MPI(MPI_Wait(&r, &st));
+        MPI_Test_cancelled(&st, &flag);
+        MT_CHECK(flag, "the receive was not cancelled");
+    }
+    int n = BIG / 8;
+    int *v = malloc(sizeof(int) * 2 * (size_t) n);
+    MPI_Datatype every_other;
+    MPI_Type_vector(n, 1, 2, MPI_INT, &every_other);
+    MPI_Type_commit(&every_other);
+    if (rank == 0) {
+        for (int i = 0; i < n; i++)
+            v[i] = i * 7 + 1;
+        MT_MPI(MPI_Send(v, n, MPI_INT, last, 71, c));
+    } else if (rank == last) {
+        for (int i = 0; i < 2 * n; i++)
+            v[i] = -1;
+        MT_MPI(MPI_Recv(v, 1, every_other, 0, 71, c, MPI_STATUS_IGNORE));
+        int bad = -1;
+        for (int i = 0; i < n && bad < 0; i++)
+            if (v[2 * i] != i * 7 + 1 || v[2 * i + 1] != -1)
+                bad = i;
+        MT_CHECK(bad < 0, "strided rendezvous receive: element %d", bad);
+    }
+    MPI_Type_free(&every_other);
+    free(v);
+    MPI_Comm_free(&c);
+    for (int m = 0; m < 3; m++)
+        free(buf[m]);
 }
 
 static void ordering_flood(void)
@@ -401,6 +522,7 @@ int main(int argc, char **argv)
     noncontig();
     ring_stream();
     anysource_probe();
+    matching();
     ordering_flood();
     one_sided();
     int rc = mt_finish("pt2pt");

@@ -26,6 +26,7 @@ mpi_core_sources += \
     src/mpid/ch4/netmod/glex/glex_error.c \
     src/mpid/ch4/netmod/glex/glex_init.c \
     src/mpid/ch4/netmod/glex/glex_misc.c \
+    src/mpid/ch4/netmod/glex/glex_p2p.c \
     src/mpid/ch4/netmod/glex/glex_progress.c \
     src/mpid/ch4/netmod/glex/glex_ring.c \
     $(glex_emu_sources) $(glex_offload_sources)

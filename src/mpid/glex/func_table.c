@@ -1,8 +1,9 @@
-/* func_table.c - the ch4:glex netmod's entry points.  Point-to-point, probe,
- * RMA and partitioned communication are ch4's active-message layer (MPIDIG,
- * through MPICH's netmod_am_fallback headers) riding on this netmod's AM
- * transport; the four offloaded collectives and their nonblocking variants
- * are ours; the other collectives are MPICH's own. */
+/* func_table.c - the ch4:glex netmod's entry points.  Point-to-point and
+ * probe are ours (glex_p2p.c: the netmod matches); RMA and partitioned
+ * communication are ch4's active-message layer (MPIDIG, through MPICH's
+ * netmod_am_fallback headers) riding on this netmod's AM transport; the four
+ * offloaded collectives and their nonblocking variants are ours; the other
+ * collectives are MPICH's own. */
 #ifndef NETMOD_INLINE
 #define NETMOD_DISABLE_INLINES
 #include <mpidimpl.h>
@@ -127,13 +128,13 @@ MPIDI_NM_funcs_t MPIDI_NM_glex_funcs = {
 };
 
 MPIDI_NM_native_funcs_t MPIDI_NM_native_glex_funcs = {
-    .mpi_isend = MPIDI_NM_mpi_isend,
-    .isend_coll = MPIDI_NM_isend_coll,
-    .mpi_issend = MPIDI_NM_mpi_issend,
-    .mpi_cancel_send = MPIDI_NM_mpi_cancel_send,
-    .mpi_irecv = MPIDI_NM_mpi_irecv,
-    .mpi_imrecv = MPIDI_NM_mpi_imrecv,
-    .mpi_cancel_recv = MPIDI_NM_mpi_cancel_recv,
+    .mpi_isend = MPIDI_GLEX_mpi_isend,
+    .isend_coll = MPIDI_GLEX_isend_coll,
+    .mpi_issend = MPIDI_GLEX_mpi_issend,
+    .mpi_cancel_send = MPIDI_GLEX_mpi_cancel_send,
+    .mpi_irecv = MPIDI_GLEX_mpi_irecv,
+    .mpi_imrecv = MPIDI_GLEX_mpi_imrecv,
+    .mpi_cancel_recv = MPIDI_GLEX_mpi_cancel_recv,
     .mpi_psend_init = MPIDI_GLEX_mpi_psend_init,
     .mpi_precv_init = MPIDI_GLEX_mpi_precv_init,
     .part_start = MPIDI_NM_part_start,
@@ -142,8 +143,8 @@ MPIDI_NM_native_funcs_t MPIDI_NM_native_glex_funcs = {
     .mpi_parrived = MPIDI_NM_mpi_parrived,
     .mpi_alloc_mem = MPIDI_GLEX_mpi_alloc_mem,
     .mpi_free_mem = MPIDI_GLEX_mpi_free_mem,
-    .mpi_improbe = MPIDI_NM_mpi_improbe,
-    .mpi_iprobe = MPIDI_NM_mpi_iprobe,
+    .mpi_improbe = MPIDI_GLEX_mpi_improbe,
+    .mpi_iprobe = MPIDI_GLEX_mpi_iprobe,
     .mpi_win_set_info = MPIDI_GLEX_mpi_win_set_info,
     .mpi_win_shared_query = MPIDI_NM_mpi_win_shared_query,
     .mpi_put = MPIDI_NM_mpi_put,

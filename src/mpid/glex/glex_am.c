@@ -293,7 +293,16 @@ static int send_ring(uint32_t node, wire_t * w, const void *am_hdr, MPI_Aint am_
 
 static int take_cqes(int *took);
 
-static int send_msg(uint32_t node, int handler_id, const void *am_hdr, MPI_Aint am_hdr_sz,
+/* a send's request done: MPIDIG's callback, or a point-to-point send's */
+static void origin_done(int handler_id, MPIR_Request * sreq)
+{
+    if (handler_id == MPIDI_GLEX_P2P_HANDLER)
+        MPIDI_GLEX_p2p_send_done(sreq);
+    else
+        MPIDIG_global.origin_cbs[handler_id] (sreq);
+}
+
+int MPIDI_GLEX_send_msg(uint32_t node, int handler_id, const void *am_hdr, MPI_Aint am_hdr_sz,
                     const void *data, MPI_Aint count, MPI_Datatype datatype, int src_vci,
                     int dst_vci, MPIR_Request * sreq)
 {
@@ -331,7 +340,7 @@ static int send_msg(uint32_t node, int handler_id, const void *am_hdr, MPI_Aint 
         MPIR_ERR_CHECK(mpi_errno);
         MPIDI_GLEX_global.am_sent[MPIDI_GLEX_AM_INLINE]++;
         if (sreq)
-            MPIDIG_global.origin_cbs[handler_id] (sreq);
+            origin_done(handler_id, sreq);
         goto fn_exit;
     }
 
@@ -360,7 +369,7 @@ static int send_msg(uint32_t node, int handler_id, const void *am_hdr, MPI_Aint 
                                data_sz);
         MPIR_ERR_CHECK(mpi_errno);
         MPIDI_GLEX_global.am_sent[MPIDI_GLEX_AM_FRAG]++;
-        MPIDIG_global.origin_cbs[handler_id] (sreq);
+        origin_done(handler_id, sreq);
         goto fn_exit;
     }
 
@@ -389,7 +398,7 @@ static int send_msg(uint32_t node, int handler_id, const void *am_hdr, MPI_Aint 
 int MPIDI_GLEX_am_send_hdr(int rank, MPIR_Comm * comm, int handler_id, const void *am_hdr,
                            MPI_Aint am_hdr_sz, int src_vci, int dst_vci)
 {
-    return send_msg(MPIDI_GLEX_node_of(comm, rank), handler_id, am_hdr, am_hdr_sz, NULL, 0,
+    return MPIDI_GLEX_send_msg(MPIDI_GLEX_node_of(comm, rank), handler_id, am_hdr, am_hdr_sz, NULL, 0,
                     MPI_DATATYPE_NULL, src_vci, dst_vci, NULL);
 }
 
@@ -397,14 +406,14 @@ int MPIDI_GLEX_am_isend(int rank, MPIR_Comm * comm, int handler_id, const void *
                         MPI_Aint am_hdr_sz, const void *data, MPI_Aint count,
                         MPI_Datatype datatype, int src_vci, int dst_vci, MPIR_Request * sreq)
 {
-    return send_msg(MPIDI_GLEX_node_of(comm, rank), handler_id, am_hdr, am_hdr_sz, data, count,
+    return MPIDI_GLEX_send_msg(MPIDI_GLEX_node_of(comm, rank), handler_id, am_hdr, am_hdr_sz, data, count,
                     datatype, src_vci, dst_vci, sreq);
 }
 
 int MPIDI_GLEX_am_send_hdr_reply(MPIR_Comm * comm, int src_rank, int handler_id,
                                  const void *am_hdr, MPI_Aint am_hdr_sz, int src_vci, int dst_vci)
 {
-    return send_msg(MPIDI_GLEX_node_of(comm, src_rank), handler_id, am_hdr, am_hdr_sz, NULL, 0,
+    return MPIDI_GLEX_send_msg(MPIDI_GLEX_node_of(comm, src_rank), handler_id, am_hdr, am_hdr_sz, NULL, 0,
                     MPI_DATATYPE_NULL, src_vci, dst_vci, NULL);
 }
 
@@ -413,7 +422,7 @@ int MPIDI_GLEX_am_isend_reply(MPIR_Comm * comm, int src_rank, int handler_id, co
                               MPI_Datatype datatype, int src_vci, int dst_vci,
                               MPIR_Request * sreq)
 {
-    return send_msg(MPIDI_GLEX_node_of(comm, src_rank), handler_id, am_hdr, am_hdr_sz, data,
+    return MPIDI_GLEX_send_msg(MPIDI_GLEX_node_of(comm, src_rank), handler_id, am_hdr, am_hdr_sz, data,
                     count, datatype, src_vci, dst_vci, sreq);
 }
 
@@ -487,7 +496,7 @@ static int cqe_take(const glex_cqe_t * e)
     if (e->cookie & 1u) {
         MPIR_Request *sreq = (MPIR_Request *) (uintptr_t) (e->cookie & ~(uint64_t) 1u);
         MPIDI_GLEX_am_request_finalize(sreq);   /* the packed copy is put */
-        MPIDIG_global.origin_cbs[MPIDI_GLEX_AMREQ(sreq).handler_id] (sreq);
+        origin_done(MPIDI_GLEX_AMREQ(sreq).handler_id, sreq);
     }
     return MPI_SUCCESS;
 }
@@ -652,6 +661,18 @@ static int lmt_help(const glex_rqe_t * e, const wire_t * w)
     goto fn_exit;
 }
 
+int MPIDI_GLEX_lmt_read(uint32_t node, uint64_t addr, void *data, uint64_t n, uint64_t cookie)
+{
+    if (n && split_possible(node, n))
+        return lmt_read_split(node, addr, data, n, cookie);
+    return n ? rdma_read(node, addr, data, n) : MPI_SUCCESS;
+}
+
+int MPIDI_GLEX_send_ack(uint32_t node, uint64_t cookie)
+{
+    return send_ack(node, WIRE_ACK, cookie);
+}
+
 /* Read a rendezvous message's data into its receive buffer, acknowledge it
  * to the sender and complete the receive (MPICH's target callback). */
 static int lmt_recv(MPIR_Request * rreq)
@@ -667,11 +688,8 @@ static int lmt_recv(MPIR_Request * rreq)
     MPIDIG_recv_setup(rreq);    /* the status' count, or a truncation error */
     if (contig) {
         MPI_Aint n = MPL_MIN(in_sz, data_sz);
-        if (n && split_possible(node, (uint64_t) n))
-            mpi_errno = lmt_read_split(node, addr, data, (uint64_t) n,
-                                       MPIDI_GLEX_AMREQ(rreq).lmt_cookie);
-        else if (n)
-            mpi_errno = rdma_read(node, addr, data, (uint64_t) n);
+        mpi_errno = MPIDI_GLEX_lmt_read(node, addr, data, (uint64_t) n,
+                                        MPIDI_GLEX_AMREQ(rreq).lmt_cookie);
     } else {
         struct iovec *iov = data;
         MPI_Aint room = 0;
@@ -768,9 +786,14 @@ static int handle(glex_rqe_t * e)
             MPIDIG_AM_ATTR_SET_VCIS(a, f->w.src_vci, f->w.dst_vci);
             uint8_t *buf = f->buf;
             f->buf = NULL;  /* the next message from this source may start inside the handler */
-            mpi_errno = MPIDIG_global.target_msg_cbs[f->w.handler_id] (buf, buf + f->w.am_hdr_sz,
-                                                                       (MPI_Aint) f->w.data_sz,
-                                                                       a, NULL);
+            if (f->w.handler_id == MPIDI_GLEX_P2P_HANDLER)
+                mpi_errno = MPIDI_GLEX_p2p_arrived(e->src_id, buf, f->w.am_hdr_sz,
+                                                   buf + f->w.am_hdr_sz, f->w.data_sz, 0, 0);
+            else
+                mpi_errno = MPIDIG_global.target_msg_cbs[f->w.handler_id] (buf,
+                                                                           buf + f->w.am_hdr_sz,
+                                                                           (MPI_Aint) f->w.
+                                                                           data_sz, a, NULL);
             MPL_free(buf);
         }
         goto fn_exit;
@@ -784,11 +807,24 @@ static int handle(glex_rqe_t * e)
 
     switch (w.kind) {
         case WIRE_EAGER:
+            if (w.handler_id == MPIDI_GLEX_P2P_HANDLER) {
+                mpi_errno = MPIDI_GLEX_p2p_arrived(e->src_id, am_hdr, w.am_hdr_sz,
+                                                   (uint8_t *) am_hdr + w.am_hdr_sz, w.data_sz,
+                                                   0, 0);
+                MPIR_ERR_CHECK(mpi_errno);
+                break;
+            }
             MPIDIG_global.target_msg_cbs[w.handler_id] (am_hdr,
                                                         (uint8_t *) am_hdr + w.am_hdr_sz,
                                                         (MPI_Aint) w.data_sz, attr, NULL);
             break;
         case WIRE_LMT:{
+                if (w.handler_id == MPIDI_GLEX_P2P_HANDLER) {
+                    mpi_errno = MPIDI_GLEX_p2p_arrived(e->src_id, am_hdr, w.am_hdr_sz, NULL,
+                                                       w.data_sz, w.addr, w.cookie);
+                    MPIR_ERR_CHECK(mpi_errno);
+                    break;
+                }
                 MPIR_Request *rreq = NULL;
                 attr |= MPIDIG_AM_ATTR__IS_ASYNC | MPIDIG_AM_ATTR__IS_RNDV;
                 mpi_errno = MPIDIG_global.target_msg_cbs[w.handler_id] (am_hdr, NULL,
@@ -814,10 +850,14 @@ static int handle(glex_rqe_t * e)
                 void *data = MPIDI_GLEX_ring_data(e->src_id, w.addr, w.data_sz);
                 MPIR_ERR_CHKANDJUMP1(!data, mpi_errno, MPI_ERR_INTERN, "**fail", "**fail %s",
                                      "ch4:glex: ring message outside the ring");
-                /* copied out by MPICH before it returns (not asynchronous) */
-                mpi_errno = MPIDIG_global.target_msg_cbs[w.handler_id] (am_hdr, data,
-                                                                        (MPI_Aint) w.data_sz,
-                                                                        attr, NULL);
+                /* copied out before it returns (not asynchronous) */
+                if (w.handler_id == MPIDI_GLEX_P2P_HANDLER)
+                    mpi_errno = MPIDI_GLEX_p2p_arrived(e->src_id, am_hdr, w.am_hdr_sz, data,
+                                                       w.data_sz, 0, 0);
+                else
+                    mpi_errno = MPIDIG_global.target_msg_cbs[w.handler_id] (am_hdr, data,
+                                                                            (MPI_Aint) w.data_sz,
+                                                                            attr, NULL);
                 MPIR_ERR_CHECK(mpi_errno);
                 uint64_t credit = MPIDI_GLEX_ring_consumed(e->src_id, (uint32_t) w.cookie);
                 if (credit)
@@ -835,7 +875,7 @@ static int handle(glex_rqe_t * e)
         case WIRE_ACK:{
                 MPIR_Request *sreq = (MPIR_Request *) (uintptr_t) w.cookie;
                 MPIDI_GLEX_am_request_finalize(sreq);   /* the packed copy is read */
-                MPIDIG_global.origin_cbs[MPIDI_GLEX_AMREQ(sreq).handler_id] (sreq);
+                origin_done(MPIDI_GLEX_AMREQ(sreq).handler_id, sreq);
                 break;
             }
         default:

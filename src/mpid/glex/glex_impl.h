@@ -10,9 +10,10 @@
 
 #define MPIDI_GLEX_COMM(comm) ((comm)->dev.ch4.netmod.glex)
 #define MPIDI_GLEX_AMREQ(req) ((req)->dev.ch4.am.netmod_am.glex)
+#define MPIDI_GLEX_REQ(req) ((req)->dev.ch4.netmod.glex)
 
 /* VPs of every node (= MPI process) */
-#define MPIDI_GLEX_AM_VP 0      /* active messages: point-to-point, RMA, probe */
+#define MPIDI_GLEX_AM_VP 0      /* messages: point-to-point, probe, MPIDIG's RMA */
 #define MPIDI_GLEX_COLL_VP 1    /* offloaded collectives */
 
 /* how one collective kind runs (GLEX_<KIND>_ALGO) */
@@ -44,6 +45,8 @@ typedef struct {
     uint64_t lmt_offered;              /* rendezvous received with the second half
                                         * offered to the sender's NIC */
     uint64_t lmt_split;                /* ... of them, the halves it wrote */
+    uint64_t p2p_received;              /* point-to-point messages received (glex_p2p.c) */
+    uint64_t p2p_unexpected;           /* ... of them, before their receive */
 } MPIDI_GLEX_global_t;
 
 enum { MPIDI_GLEX_AM_INLINE, MPIDI_GLEX_AM_RING, MPIDI_GLEX_AM_FRAG, MPIDI_GLEX_AM_RNDV };
@@ -84,6 +87,17 @@ int MPIDI_GLEX_am_isend_reply(MPIR_Comm * comm, int src_rank, int handler_id, co
                               MPI_Aint am_hdr_sz, const void *data, MPI_Aint count,
                               MPI_Datatype datatype, int src_vci, int dst_vci,
                               MPIR_Request * sreq);
+/* one message of the AM VP's protocols (inline, ring, fragments, rendezvous;
+ * the top of glex_am.c) to node with a header for handler_id (MPIDIG's, or
+ * MPIDI_GLEX_P2P_HANDLER) and data (sreq NULL: a header only) */
+int MPIDI_GLEX_send_msg(uint32_t node, int handler_id, const void *am_hdr, MPI_Aint am_hdr_sz,
+                        const void *data, MPI_Aint count, MPI_Datatype datatype, int src_vci,
+                        int dst_vci, MPIR_Request * sreq);
+/* a rendezvous's n bytes from node's addr into contiguous data (with the
+ * sender's NIC's help where that pays); then MPIDI_GLEX_send_ack(node,
+ * cookie) completes the sender's request */
+int MPIDI_GLEX_lmt_read(uint32_t node, uint64_t addr, void *data, uint64_t n, uint64_t cookie);
+int MPIDI_GLEX_send_ack(uint32_t node, uint64_t cookie);
 MPIDIG_recv_data_copy_cb MPIDI_GLEX_am_get_data_copy_cb(uint32_t attr);
 MPI_Aint MPIDI_GLEX_am_hdr_max_sz(void);
 MPI_Aint MPIDI_GLEX_am_eager_limit(void);
@@ -124,6 +138,48 @@ void MPIDI_GLEX_ring_credit(uint32_t node, uint64_t consumed);
 void *MPIDI_GLEX_ring_data(uint32_t src, uint64_t off, uint64_t len);
 /* src's message taken: the credit to return to src, or 0 (not yet) */
 uint64_t MPIDI_GLEX_ring_consumed(uint32_t src, uint32_t used);
+/* glex_p2p.c: point-to-point natively (the netmod matches; MPIDIG carries
+ * RMA and partitioned communication only).  Its messages are the AM VP's,
+ * with this handler id and this header. */
+#define MPIDI_GLEX_P2P_HANDLER 255
+enum { MPIDI_GLEX_P2P_SYNC = 1 };
+typedef struct {
+    int32_t rank;          /* the sender's rank in the communicator */
+    int32_t tag;
+    uint32_t context_id;
+    uint8_t flags;         /* MPIDI_GLEX_P2P_* */
+    uint8_t error_bits;    /* a collective's MPIR_Errflag_t */
+    uint16_t unused;
+    uint64_t sync_cookie;  /* MPIDI_GLEX_P2P_SYNC: the sender's request */
+} MPIDI_GLEX_p2p_hdr_t;
+/* a message with this header arrived from node: its data_sz bytes at data,
+ * or (data NULL) a rendezvous to read from addr, acknowledged to cookie */
+int MPIDI_GLEX_p2p_arrived(uint32_t node, const void *hdr, uint32_t hdr_sz, const void *data,
+                           uint64_t data_sz, uint64_t addr, uint64_t cookie);
+/* a send's message is out (or its synchronous receive matched) */
+void MPIDI_GLEX_p2p_send_done(MPIR_Request * sreq);
+int MPIDI_GLEX_mpi_isend(const void *buf, MPI_Aint count, MPI_Datatype datatype, int rank,
+                         int tag, MPIR_Comm * comm, int context_offset, MPIDI_av_entry_t * addr,
+                         MPIR_Request ** req_p);
+int MPIDI_GLEX_mpi_issend(const void *buf, MPI_Aint count, MPI_Datatype datatype, int rank,
+                          int tag, MPIR_Comm * comm, int context_offset, MPIDI_av_entry_t * addr,
+                          MPIR_Request ** req_p);
+int MPIDI_GLEX_isend_coll(const void *buf, MPI_Aint count, MPI_Datatype datatype, int rank,
+                          int tag, MPIR_Comm * comm, int context_offset, MPIDI_av_entry_t * addr,
+                          MPIR_Request ** req_p, MPIR_Errflag_t * errflag);
+int MPIDI_GLEX_mpi_cancel_send(MPIR_Request * sreq);
+int MPIDI_GLEX_mpi_irecv(void *buf, MPI_Aint count, MPI_Datatype datatype, int rank, int tag,
+                         MPIR_Comm * comm, int context_offset, MPIDI_av_entry_t * addr,
+                         MPIR_Request ** req_p, MPIR_Request * partner);
+int MPIDI_GLEX_mpi_imrecv(void *buf, MPI_Aint count, MPI_Datatype datatype,
+                          MPIR_Request * message);
+int MPIDI_GLEX_mpi_cancel_recv(MPIR_Request * rreq);
+int MPIDI_GLEX_mpi_improbe(int source, int tag, MPIR_Comm * comm, int context_offset,
+                           MPIDI_av_entry_t * addr, int *flag, MPIR_Request ** message_p,
+                           MPI_Status * status);
+int MPIDI_GLEX_mpi_iprobe(int source, int tag, MPIR_Comm * comm, int context_offset,
+                          MPIDI_av_entry_t * addr, int *flag, MPI_Status * status);
+
 /* glex_comm.c */
 int MPIDI_GLEX_mpi_comm_commit_pre_hook(MPIR_Comm * comm);
 int MPIDI_GLEX_mpi_comm_commit_post_hook(MPIR_Comm * comm);

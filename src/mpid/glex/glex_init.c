@@ -341,13 +341,16 @@ int MPIDI_GLEX_mpi_finalize_hook(void)
                 "sender: %llu, of them written by its NIC: %llu; "
                 "fabric between hosts: %llu messages sent "
                 "(%llu RDMA writes), %llu bytes; rings: %llu KiB per sender on this host, "
-                "%llu KiB per sender on another\n", MPIR_Process.rank,
+                "%llu KiB per sender on another; point-to-point received: %llu, "
+                "of them before their receive: %llu\n", MPIR_Process.rank,
                 (unsigned long long) a[0], (unsigned long long) a[1], (unsigned long long) a[2],
                 (unsigned long long) a[3], (unsigned long long) MPIDI_GLEX_global.lmt_offered,
                 (unsigned long long) MPIDI_GLEX_global.lmt_split,
                 (unsigned long long) w.msgs_sent,
                 (unsigned long long) w.writes, (unsigned long long) w.bytes_sent,
-                (unsigned long long) (near >> 10), (unsigned long long) (far >> 10));
+                (unsigned long long) (near >> 10), (unsigned long long) (far >> 10),
+                (unsigned long long) MPIDI_GLEX_global.p2p_received,
+                (unsigned long long) MPIDI_GLEX_global.p2p_unexpected);
     }
     /* peers may still read our memory (rendezvous) or post to our queues:
      * close the VPs only once every process is here */

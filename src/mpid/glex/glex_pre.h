@@ -19,8 +19,21 @@ typedef struct {
                           * put the second half the receiver offered */
 } MPIDI_GLEX_am_request_t;
 
+/* a native point-to-point request (glex_p2p.c): a posted receive, or a
+ * message that arrived before its receive; a send uses the active-message
+ * state above.  It must end before MPIDIG's own fields, which ch4 reads at
+ * every request's completion (glex_p2p.c checks). */
 typedef struct {
-    int dummy;
+    void *next;          /* the posted or unexpected queue (an MPIR_Request *) */
+    void *buf;           /* posted: the receive buffer; unexpected: a copy of the data
+                          * (NULL: none, or a rendezvous) */
+    int64_t count;       /* posted: the receive count; unexpected rendezvous: where the
+                          * sender's data is */
+    uint64_t cookie;     /* unexpected: the sender's request (rendezvous or synchronous) */
+    int32_t datatype;    /* posted: the receive datatype (an MPI_Datatype) */
+    uint32_t node;       /* unexpected: the sender's node */
+    uint32_t context_id; /* the receive's or the message's */
+    uint8_t flags;       /* unexpected: MPIDI_GLEX_P2P_* of the message */
 } MPIDI_GLEX_request_t;
 
 /* per-communicator offload state (a glex_group_t and what GLEX_VERBOSE has

@@ -1,0 +1,418 @@
+/* glex_p2p.c - point-to-point natively: the netmod matches.
+ *
+ * A send is one message of the AM VP (glex_am.c chooses inline, ring,
+ * fragments or rendezvous) with handler id MPIDI_GLEX_P2P_HANDLER and a
+ * MPIDI_GLEX_p2p_hdr_t (rank, tag, context id).  The receiver matches it
+ * against its posted receives in the order they were posted; one that
+ * matches nothing waits in the unexpected queue, in arrival order (a copy
+ * of its data, or for a rendezvous where the data is), until a receive or
+ * a matched probe takes it.  The NIC delivers a VP's messages from one
+ * sender in posting order, so MPI's non-overtaking rule holds.
+ *
+ * A synchronous send completes when the receiver has the data (an ACK
+ * after the match).  Sends cannot be cancelled (as with MPICH's own active
+ * messages); receives can until matched.  MPI_PROC_NULL and MPI_COMM_SELF
+ * never reach the netmod.
+ *
+ * A request's netmod fields (MPIDI_GLEX_request_t) serve a posted receive
+ * and an unexpected message; a send keeps the active-message state
+ * (MPIDI_GLEX_AMREQ) glex_am.c uses for every protocol.  Everything runs
+ * under VCI 0's lock, as the progress loop does. */
+#include "glex_impl.h"
+
+_Static_assert(sizeof(MPIDI_GLEX_request_t) <= offsetof(MPIDIG_req_t, req),
+               "MPIDI_GLEX_request_t overlaps MPIDIG's request pointer");
+
+/* a queue of requests linked through MPIDI_GLEX_REQ(r).next */
+typedef struct {
+    MPIR_Request *head, *tail;
+} queue_t;
+
+static queue_t posted, unexpected;
+
+#define NEXT(r) (*(MPIR_Request **) &MPIDI_GLEX_REQ(r).next)
+
+/* an unexpected message's flags: MPIDI_GLEX_P2P_* and this one */
+#define RNDV 0x80u
+
+static void enqueue(queue_t * q, MPIR_Request * r)
+{
+    NEXT(r) = NULL;
+    if (q->tail)
+        NEXT(q->tail) = r;
+    else
+        q->head = r;
+    q->tail = r;
+}
+
+/* r, which follows prev (NULL: r is the head), taken off q */
+static void unlink_req(queue_t * q, MPIR_Request * prev, MPIR_Request * r)
+{
+    if (prev)
+        NEXT(prev) = NEXT(r);
+    else
+        q->head = NEXT(r);
+    if (q->tail == r)
+        q->tail = prev;
+    NEXT(r) = NULL;
+}
+
+/* a message (rank, tag) of context_id matches a receive for (want_rank, want_tag) */
+static inline int matches(int want_rank, int want_tag, int rank, int tag)
+{
+    return (want_rank == rank || want_rank == MPI_ANY_SOURCE) &&
+        (want_tag == tag || want_tag == MPI_ANY_TAG);
+}
+
+/* the first request of q whose (rank, tag, context) pair with the given
+ * one matches, taken off q (NULL: none).  A posted receive keeps what it
+ * wants in its status until matched; an unexpected message its source and
+ * tag. */
+static MPIR_Request *dequeue(queue_t * q, int rank, int tag, uint32_t context_id, int posted_q,
+                             int take)
+{
+    MPIR_Request *prev = NULL;
+    for (MPIR_Request * r = q->head; r; prev = r, r = NEXT(r)) {
+        if (MPIDI_GLEX_REQ(r).context_id != context_id)
+            continue;
+        int ok = posted_q ? matches(r->status.MPI_SOURCE, r->status.MPI_TAG, rank, tag)
+            : matches(rank, tag, r->status.MPI_SOURCE, r->status.MPI_TAG);
+        if (!ok)
+            continue;
+        if (take)
+            unlink_req(q, prev, r);
+        return r;
+    }
+    return NULL;
+}
+
+/* rreq taken off the posted queue: 0 when it was not there */
+static int remove_posted(MPIR_Request * rreq)
+{
+    MPIR_Request *prev = NULL;
+    for (MPIR_Request * r = posted.head; r; prev = r, r = NEXT(r))
+        if (r == rreq) {
+            unlink_req(&posted, prev, r);
+            return 1;
+        }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- sending */
+
+static int p2p_send(const void *buf, MPI_Aint count, MPI_Datatype datatype, int rank, int tag,
+                MPIR_Comm * comm, int context_offset, MPIR_Request ** req_p, int flags,
+                int error_bits)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
+    MPIR_Request *sreq;
+    MPIDI_CH4_REQUEST_CREATE(sreq, MPIR_REQUEST_KIND__SEND, 0, 2);
+    MPIR_ERR_CHKANDSTMT(!sreq, mpi_errno, MPIX_ERR_NOREQ, goto fn_fail, "**nomemreq");
+    sreq->comm = comm;
+    MPIR_Comm_add_ref(comm);
+    MPIDI_GLEX_AMREQ(sreq).handler_id = MPIDI_GLEX_P2P_HANDLER;
+    MPIDI_GLEX_AMREQ(sreq).pack_buffer = NULL;
+    MPIDI_GLEX_p2p_hdr_t h = {.rank = comm->rank,.tag = tag,
+        .context_id = (uint32_t) (comm->context_id + context_offset),
+        .flags = (uint8_t) flags,.error_bits = (uint8_t) error_bits
+    };
+    if (flags & MPIDI_GLEX_P2P_SYNC) {
+        int c;
+        MPIR_cc_incr(sreq->cc_ptr, &c);  /* and the receiver's ACK once matched */
+        h.sync_cookie = (uint64_t) (uintptr_t) sreq;
+    }
+    *req_p = sreq;
+    mpi_errno = MPIDI_GLEX_send_msg(MPIDI_GLEX_node_of(comm, rank), MPIDI_GLEX_P2P_HANDLER, &h,
+                                    (MPI_Aint) sizeof h, buf, count, datatype, 0, 0, sreq);
+  fn_exit:
+    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+void MPIDI_GLEX_p2p_send_done(MPIR_Request * sreq)
+{
+    MPID_Request_complete(sreq);
+}
+
+int MPIDI_GLEX_mpi_isend(const void *buf, MPI_Aint count, MPI_Datatype datatype, int rank,
+                         int tag, MPIR_Comm * comm, int context_offset, MPIDI_av_entry_t * addr,
+                         MPIR_Request ** req_p)
+{
+    (void) addr;
+    return p2p_send(buf, count, datatype, rank, tag, comm, context_offset, req_p, 0, MPIR_ERR_NONE);
+}
+
+int MPIDI_GLEX_mpi_issend(const void *buf, MPI_Aint count, MPI_Datatype datatype, int rank,
+                          int tag, MPIR_Comm * comm, int context_offset, MPIDI_av_entry_t * addr,
+                          MPIR_Request ** req_p)
+{
+    (void) addr;
+    return p2p_send(buf, count, datatype, rank, tag, comm, context_offset, req_p,
+                MPIDI_GLEX_P2P_SYNC, MPIR_ERR_NONE);
+}
+
+int MPIDI_GLEX_isend_coll(const void *buf, MPI_Aint count, MPI_Datatype datatype, int rank,
+                          int tag, MPIR_Comm * comm, int context_offset, MPIDI_av_entry_t * addr,
+                          MPIR_Request ** req_p, MPIR_Errflag_t * errflag)
+{
+    (void) addr;
+    return p2p_send(buf, count, datatype, rank, tag, comm, context_offset, req_p, 0, *errflag);
+}
+
+/* a send that has left cannot be called back: MPI_Test_cancelled says so */
+int MPIDI_GLEX_mpi_cancel_send(MPIR_Request * sreq)
+{
+    (void) sreq;
+    return MPI_SUCCESS;
+}
+
+/* -------------------------------------------------------------- receiving */
+
+/* the receive's count and error once data_sz bytes came in: *n the bytes
+ * it takes */
+static void recv_status(MPIR_Request * rreq, MPI_Aint room, uint64_t data_sz, int error_bits,
+                        MPI_Aint * n)
+{
+    *n = (MPI_Aint) data_sz;
+    rreq->status.MPI_ERROR = error_bits;
+    if ((MPI_Aint) data_sz > room) {
+        *n = room;
+        rreq->status.MPI_ERROR =
+            MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
+                                 MPI_ERR_TRUNCATE, "**truncate", "**truncate %d %d %d %d",
+                                 rreq->status.MPI_SOURCE, rreq->status.MPI_TAG, (int) room,
+                                 (int) data_sz);
+    }
+    MPIR_STATUS_SET_COUNT(rreq->status, *n);
+}
+
+/* Data of a message into a matched receive (buf, count, datatype): from
+ * data, or (data NULL) a rendezvous read from node's addr and acknowledged
+ * to cookie; then the ACK of a synchronous send; the receive completes. */
+static int fill(MPIR_Request * rreq, void *buf, MPI_Aint count, MPI_Datatype datatype,
+                uint32_t node, const void *data, uint64_t data_sz, uint64_t addr,
+                uint64_t cookie, int flags, uint64_t sync_cookie, int error_bits)
+{
+    int mpi_errno = MPI_SUCCESS;
+    int contig;
+    MPI_Aint room, true_lb, n;
+    MPIDI_Datatype_check_contig_size_lb(datatype, count, contig, room, true_lb);
+    recv_status(rreq, room, data_sz, error_bits, &n);
+    char *dst = (char *) buf + true_lb;
+    void *bounce = NULL;
+    if (!data) {
+        void *into = dst;
+        if (!contig && n) {
+            into = bounce = MPL_malloc(n, MPL_MEM_BUFFER);
+            MPIR_ERR_CHKANDJUMP1(!bounce, mpi_errno, MPI_ERR_OTHER, "**nomem", "**nomem %d",
+                                 (int) n);
+        }
+        mpi_errno = MPIDI_GLEX_lmt_read(node, addr, into, (uint64_t) n, cookie);
+        MPIR_ERR_CHECK(mpi_errno);
+        mpi_errno = MPIDI_GLEX_send_ack(node, cookie);
+        MPIR_ERR_CHECK(mpi_errno);
+        data = bounce;
+    }
+    if (data && n) {
+        if (contig) {
+            memcpy(dst, data, n);
+        } else {
+            MPI_Aint unpacked = 0;
+            mpi_errno = MPIR_Typerep_unpack(data, n, buf, count, datatype, 0, &unpacked);
+            MPIR_ERR_CHECK(mpi_errno);
+        }
+    }
+    if (flags & MPIDI_GLEX_P2P_SYNC) {
+        mpi_errno = MPIDI_GLEX_send_ack(node, sync_cookie);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+    MPIR_Datatype_release_if_not_builtin(datatype);
+    MPID_Request_complete(rreq);
+  fn_exit:
+    MPL_free(bounce);
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+int MPIDI_GLEX_p2p_arrived(uint32_t node, const void *hdr, uint32_t hdr_sz, const void *data,
+                           uint64_t data_sz, uint64_t addr, uint64_t cookie)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIDI_GLEX_p2p_hdr_t h;
+    MPIR_ERR_CHKANDJUMP1(hdr_sz != sizeof h, mpi_errno, MPI_ERR_INTERN, "**fail", "**fail %s",
+                         "ch4:glex: point-to-point message with a bad header");
+    memcpy(&h, hdr, sizeof h);
+    MPIDI_GLEX_global.p2p_received++;
+    MPIR_Request *rreq = dequeue(&posted, h.rank, h.tag, h.context_id, 1, 1);
+    if (rreq) {
+        rreq->status.MPI_SOURCE = h.rank;
+        rreq->status.MPI_TAG = h.tag;
+        mpi_errno = fill(rreq, MPIDI_GLEX_REQ(rreq).buf, (MPI_Aint) MPIDI_GLEX_REQ(rreq).count,
+                         (MPI_Datatype) MPIDI_GLEX_REQ(rreq).datatype, node, data, data_sz, addr,
+                         cookie, h.flags, h.sync_cookie, h.error_bits);
+        goto fn_exit;
+    }
+    /* unexpected: kept as a receive request of its own (which a matched
+     * probe hands out as the message) */
+    MPIDI_GLEX_global.p2p_unexpected++;
+    MPIR_Request *u;
+    MPIDI_CH4_REQUEST_CREATE(u, MPIR_REQUEST_KIND__RECV, 0, 2);
+    MPIR_ERR_CHKANDSTMT(!u, mpi_errno, MPIX_ERR_NOREQ, goto fn_fail, "**nomemreq");
+    MPIDI_GLEX_request_t *g = &MPIDI_GLEX_REQ(u);
+    g->buf = NULL;
+    g->count = 0;
+    g->cookie = h.sync_cookie;
+    g->node = node;
+    g->context_id = h.context_id;
+    g->flags = h.flags;
+    u->status.MPI_SOURCE = h.rank;
+    u->status.MPI_TAG = h.tag;
+    u->status.MPI_ERROR = h.error_bits;
+    MPIR_STATUS_SET_COUNT(u->status, (MPI_Aint) data_sz);
+    if (!data) {
+        /* the rendezvous's ACK goes to the sender's request, which is also
+         * the synchronous send's */
+        g->count = (int64_t) addr;
+        g->cookie = cookie;
+        g->flags |= RNDV;
+    } else if (data_sz) {
+        g->buf = MPL_malloc(data_sz, MPL_MEM_BUFFER);
+        if (!g->buf) {
+            MPIDI_CH4_REQUEST_FREE(u);
+            MPIDI_CH4_REQUEST_FREE(u);
+            MPIR_ERR_SETANDJUMP1(mpi_errno, MPI_ERR_OTHER, "**nomem", "**nomem %d",
+                                 (int) data_sz);
+        }
+        memcpy(g->buf, data, data_sz);
+    }
+    enqueue(&unexpected, u);
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+/* an unexpected message u (taken off its queue) into the receive buffer;
+ * u is the receive's request from now on */
+static int take_unexpected(MPIR_Request * u, void *buf, MPI_Aint count, MPI_Datatype datatype)
+{
+    static const char none;     /* the data of an empty message */
+    MPIDI_GLEX_request_t *g = &MPIDI_GLEX_REQ(u);
+    void *copy = g->buf;
+    const void *data = (g->flags & RNDV) ? NULL : copy ? copy : &none;
+    uint64_t data_sz = (uint64_t) MPIR_STATUS_GET_COUNT(u->status);
+    MPIR_Datatype_add_ref_if_not_builtin(datatype);     /* fill releases it */
+    int mpi_errno = fill(u, buf, count, datatype, g->node, data, data_sz, (uint64_t) g->count,
+                         g->cookie, g->flags, g->cookie, u->status.MPI_ERROR);
+    MPL_free(copy);
+    return mpi_errno;
+}
+
+int MPIDI_GLEX_mpi_irecv(void *buf, MPI_Aint count, MPI_Datatype datatype, int rank, int tag,
+                         MPIR_Comm * comm, int context_offset, MPIDI_av_entry_t * addr,
+                         MPIR_Request ** req_p, MPIR_Request * partner)
+{
+    (void) addr, (void) partner;
+    int mpi_errno = MPI_SUCCESS;
+    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
+    uint32_t context_id = (uint32_t) (comm->recvcontext_id + context_offset);
+    MPIR_Request *rreq = dequeue(&unexpected, rank, tag, context_id, 0, 1);
+    if (rreq) {
+        rreq->comm = comm;
+        MPIR_Comm_add_ref(comm);
+        *req_p = rreq;
+        mpi_errno = take_unexpected(rreq, buf, count, datatype);
+        goto fn_exit;
+    }
+    MPIDI_CH4_REQUEST_CREATE(rreq, MPIR_REQUEST_KIND__RECV, 0, 2);
+    MPIR_ERR_CHKANDSTMT(!rreq, mpi_errno, MPIX_ERR_NOREQ, goto fn_fail, "**nomemreq");
+    rreq->comm = comm;
+    MPIR_Comm_add_ref(comm);
+    MPIR_Datatype_add_ref_if_not_builtin(datatype);
+    MPIDI_GLEX_request_t *g = &MPIDI_GLEX_REQ(rreq);
+    g->buf = buf;
+    g->count = count;
+    g->datatype = (int32_t) datatype;
+    g->context_id = context_id;
+    rreq->status.MPI_SOURCE = rank;
+    rreq->status.MPI_TAG = tag;
+    enqueue(&posted, rreq);
+    *req_p = rreq;
+  fn_exit:
+    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+int MPIDI_GLEX_mpi_imrecv(void *buf, MPI_Aint count, MPI_Datatype datatype,
+                          MPIR_Request * message)
+{
+    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
+    int mpi_errno = take_unexpected(message, buf, count, datatype);
+    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
+    return mpi_errno;
+}
+
+int MPIDI_GLEX_mpi_cancel_recv(MPIR_Request * rreq)
+{
+    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
+    if (!MPIR_Request_is_complete(rreq) && remove_posted(rreq)) {
+        MPIR_Datatype_release_if_not_builtin((MPI_Datatype) MPIDI_GLEX_REQ(rreq).datatype);
+        MPIR_STATUS_SET_CANCEL_BIT(rreq->status, TRUE);
+        MPIR_STATUS_SET_COUNT(rreq->status, 0);
+        MPID_Request_complete(rreq);
+    }
+    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
+    return MPI_SUCCESS;
+}
+
+/* a probe's answer from an unexpected message (MPI_ERROR is left alone, as
+ * by every call that completes one operation) */
+static void probe_status(MPIR_Request * u, MPI_Status * status)
+{
+    if (status == MPI_STATUS_IGNORE)
+        return;
+    status->MPI_SOURCE = u->status.MPI_SOURCE;
+    status->MPI_TAG = u->status.MPI_TAG;
+    MPIR_STATUS_SET_COUNT(*status, MPIR_STATUS_GET_COUNT(u->status));
+    MPIR_STATUS_SET_CANCEL_BIT(*status, FALSE);
+}
+
+int MPIDI_GLEX_mpi_improbe(int source, int tag, MPIR_Comm * comm, int context_offset,
+                           MPIDI_av_entry_t * addr, int *flag, MPIR_Request ** message_p,
+                           MPI_Status * status)
+{
+    (void) addr;
+    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
+    MPIR_Request *u = dequeue(&unexpected, source, tag,
+                              (uint32_t) (comm->recvcontext_id + context_offset), 0, 1);
+    *flag = u != NULL;
+    if (u) {
+        u->kind = MPIR_REQUEST_KIND__MPROBE;
+        u->comm = comm;
+        MPIR_Comm_add_ref(comm);
+        probe_status(u, status);
+        *message_p = u;
+    }
+    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
+    return MPI_SUCCESS;
+}
+
+int MPIDI_GLEX_mpi_iprobe(int source, int tag, MPIR_Comm * comm, int context_offset,
+                          MPIDI_av_entry_t * addr, int *flag, MPI_Status * status)
+{
+    (void) addr;
+    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
+    MPIR_Request *u = dequeue(&unexpected, source, tag,
+                              (uint32_t) (comm->recvcontext_id + context_offset), 0, 0);
+    *flag = u != NULL;
+    if (u)
+        probe_status(u, status);
+    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
+    return MPI_SUCCESS;
+}
