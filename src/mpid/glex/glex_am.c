@@ -293,6 +293,23 @@ static int send_ring(uint32_t node, wire_t * w, const void *am_hdr, MPI_Aint am_
 
 static int take_cqes(int *took);
 
+MPI_Aint MPIDI_GLEX_inline_room(MPI_Aint am_hdr_sz)
+{
+    return MP_INLINE - WIRE_SZ - am_hdr_sz;
+}
+
+int MPIDI_GLEX_send_inline(uint32_t node, int handler_id, const void *am_hdr, MPI_Aint am_hdr_sz,
+                           const void *data, MPI_Aint data_sz)
+{
+    wire_t w = {.kind = WIRE_EAGER,.handler_id = (uint8_t) handler_id,
+        .am_hdr_sz = (uint32_t) am_hdr_sz,.data_sz = (uint64_t) data_sz
+    };
+    glex_piece_t p[3] = { {&w, WIRE_SZ}, {am_hdr, (size_t) am_hdr_sz}, {data, (size_t) data_sz} };
+    int mpi_errno = post_mp(node, p, data_sz ? 3 : 2);
+    MPIDI_GLEX_global.am_sent[MPIDI_GLEX_AM_INLINE]++;
+    return mpi_errno;
+}
+
 /* a send's request done: MPIDIG's callback, or a point-to-point send's */
 static void origin_done(int handler_id, MPIR_Request * sreq)
 {

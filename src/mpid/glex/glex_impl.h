@@ -93,6 +93,11 @@ int MPIDI_GLEX_am_isend_reply(MPIR_Comm * comm, int src_rank, int handler_id, co
 int MPIDI_GLEX_send_msg(uint32_t node, int handler_id, const void *am_hdr, MPI_Aint am_hdr_sz,
                         const void *data, MPI_Aint count, MPI_Datatype datatype, int src_vci,
                         int dst_vci, MPIR_Request * sreq);
+/* data bytes an inline message with an am_hdr_sz-byte header has room for,
+ * and such a message (contiguous data, no request: done when it returns) */
+MPI_Aint MPIDI_GLEX_inline_room(MPI_Aint am_hdr_sz);
+int MPIDI_GLEX_send_inline(uint32_t node, int handler_id, const void *am_hdr, MPI_Aint am_hdr_sz,
+                           const void *data, MPI_Aint data_sz);
 /* a rendezvous's n bytes from node's addr into contiguous data (with the
  * sender's NIC's help where that pays); then MPIDI_GLEX_send_ack(node,
  * cookie) completes the sender's request */

@@ -106,6 +106,24 @@ static int p2p_send(const void *buf, MPI_Aint count, MPI_Datatype datatype, int 
 {
     int mpi_errno = MPI_SUCCESS;
     MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
+    uint32_t node = MPIDI_GLEX_node_of(comm, rank);
+    MPIDI_GLEX_p2p_hdr_t h = {.rank = comm->rank,.tag = tag,
+        .context_id = (uint32_t) (comm->context_id + context_offset),
+        .flags = (uint8_t) flags,.error_bits = (uint8_t) error_bits
+    };
+    int contig;
+    MPI_Aint data_sz, true_lb;
+    MPIDI_Datatype_check_contig_size_lb(datatype, count, contig, data_sz, true_lb);
+    if (contig && !(flags & MPIDI_GLEX_P2P_SYNC) &&
+        data_sz <= MPIDI_GLEX_inline_room((MPI_Aint) sizeof h)) {
+        /* the NIC has the data when the post returns: the send is done, its
+         * request one of MPICH's complete ones (nothing to allocate or free) */
+        mpi_errno = MPIDI_GLEX_send_inline(node, MPIDI_GLEX_P2P_HANDLER, &h,
+                                           (MPI_Aint) sizeof h, (const char *) buf + true_lb,
+                                           data_sz);
+        *req_p = MPIR_Request_create_complete(MPIR_REQUEST_KIND__SEND);
+        goto fn_exit;
+    }
     MPIR_Request *sreq;
     MPIDI_CH4_REQUEST_CREATE(sreq, MPIR_REQUEST_KIND__SEND, 0, 2);
     MPIR_ERR_CHKANDSTMT(!sreq, mpi_errno, MPIX_ERR_NOREQ, goto fn_fail, "**nomemreq");
@@ -113,17 +131,13 @@ static int p2p_send(const void *buf, MPI_Aint count, MPI_Datatype datatype, int 
     MPIR_Comm_add_ref(comm);
     MPIDI_GLEX_AMREQ(sreq).handler_id = MPIDI_GLEX_P2P_HANDLER;
     MPIDI_GLEX_AMREQ(sreq).pack_buffer = NULL;
-    MPIDI_GLEX_p2p_hdr_t h = {.rank = comm->rank,.tag = tag,
-        .context_id = (uint32_t) (comm->context_id + context_offset),
-        .flags = (uint8_t) flags,.error_bits = (uint8_t) error_bits
-    };
     if (flags & MPIDI_GLEX_P2P_SYNC) {
         int c;
         MPIR_cc_incr(sreq->cc_ptr, &c);  /* and the receiver's ACK once matched */
         h.sync_cookie = (uint64_t) (uintptr_t) sreq;
     }
     *req_p = sreq;
-    mpi_errno = MPIDI_GLEX_send_msg(MPIDI_GLEX_node_of(comm, rank), MPIDI_GLEX_P2P_HANDLER, &h,
+    mpi_errno = MPIDI_GLEX_send_msg(node, MPIDI_GLEX_P2P_HANDLER, &h,
                                     (MPI_Aint) sizeof h, buf, count, datatype, 0, 0, sreq);
   fn_exit:
     MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
