@@ -192,7 +192,8 @@ proto() { # proto BYTES N ENV...: pt2pt stream BYTES N at 2 ranks, GLEX_VERBOSE=
   line=$(grep "glex: rank 1: active messages sent" "$out/log")
   offered=$(echo "$line" | sed -n 's/.*offered to the sender: \([0-9]*\),.*/\1/p')
   written=$(echo "$line" | sed -n 's/.*written by its NIC: \([0-9]*\);.*/\1/p')
-  received=$(echo "$line" | sed -n 's/.*point-to-point received: \([0-9]*\),.*/\1/p')
+  received=$(grep "glex: rank 1: point-to-point received" "$out/log" |
+    sed -n 's/.*point-to-point received: \([0-9]*\),.*/\1/p')
 }
 # ... and each matched by the netmod (point-to-point natively, not MPIDIG's)
 proto 1024 200

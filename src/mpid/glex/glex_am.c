@@ -314,7 +314,7 @@ int MPIDI_GLEX_send_inline(uint32_t node, int handler_id, const void *am_hdr, MP
 static void origin_done(int handler_id, MPIR_Request * sreq)
 {
     if (handler_id == MPIDI_GLEX_P2P_HANDLER)
-        MPIDI_GLEX_p2p_send_done(sreq);
+        MPIDI_GLEX_global.p2p_send_done(sreq);
     else
         MPIDIG_global.origin_cbs[handler_id] (sreq);
 }
@@ -804,7 +804,7 @@ static int handle(glex_rqe_t * e)
             uint8_t *buf = f->buf;
             f->buf = NULL;  /* the next message from this source may start inside the handler */
             if (f->w.handler_id == MPIDI_GLEX_P2P_HANDLER)
-                mpi_errno = MPIDI_GLEX_p2p_arrived(e->src_id, buf, f->w.am_hdr_sz,
+                mpi_errno = MPIDI_GLEX_global.p2p_arrived(e->src_id, buf, f->w.am_hdr_sz,
                                                    buf + f->w.am_hdr_sz, f->w.data_sz, 0, 0);
             else
                 mpi_errno = MPIDIG_global.target_msg_cbs[f->w.handler_id] (buf,
@@ -825,7 +825,7 @@ static int handle(glex_rqe_t * e)
     switch (w.kind) {
         case WIRE_EAGER:
             if (w.handler_id == MPIDI_GLEX_P2P_HANDLER) {
-                mpi_errno = MPIDI_GLEX_p2p_arrived(e->src_id, am_hdr, w.am_hdr_sz,
+                mpi_errno = MPIDI_GLEX_global.p2p_arrived(e->src_id, am_hdr, w.am_hdr_sz,
                                                    (uint8_t *) am_hdr + w.am_hdr_sz, w.data_sz,
                                                    0, 0);
                 MPIR_ERR_CHECK(mpi_errno);
@@ -837,7 +837,7 @@ static int handle(glex_rqe_t * e)
             break;
         case WIRE_LMT:{
                 if (w.handler_id == MPIDI_GLEX_P2P_HANDLER) {
-                    mpi_errno = MPIDI_GLEX_p2p_arrived(e->src_id, am_hdr, w.am_hdr_sz, NULL,
+                    mpi_errno = MPIDI_GLEX_global.p2p_arrived(e->src_id, am_hdr, w.am_hdr_sz, NULL,
                                                        w.data_sz, w.addr, w.cookie);
                     MPIR_ERR_CHECK(mpi_errno);
                     break;
@@ -869,7 +869,7 @@ static int handle(glex_rqe_t * e)
                                      "ch4:glex: ring message outside the ring");
                 /* copied out before it returns (not asynchronous) */
                 if (w.handler_id == MPIDI_GLEX_P2P_HANDLER)
-                    mpi_errno = MPIDI_GLEX_p2p_arrived(e->src_id, am_hdr, w.am_hdr_sz, data,
+                    mpi_errno = MPIDI_GLEX_global.p2p_arrived(e->src_id, am_hdr, w.am_hdr_sz, data,
                                                        w.data_sz, 0, 0);
                 else
                     mpi_errno = MPIDIG_global.target_msg_cbs[w.handler_id] (am_hdr, data,

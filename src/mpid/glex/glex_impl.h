@@ -45,6 +45,11 @@ typedef struct {
     uint64_t lmt_offered;              /* rendezvous received with the second half
                                         * offered to the sender's NIC */
     uint64_t lmt_split;                /* ... of them, the halves it wrote */
+    /* the handlers of point-to-point messages (glex_p2p.c registers them;
+     * the transport, glex_am.c, calls them as MPIDIG's) */
+    int (*p2p_arrived) (uint32_t node, const void *hdr, uint32_t hdr_sz, const void *data,
+                        uint64_t data_sz, uint64_t addr, uint64_t cookie);
+    void (*p2p_send_done) (MPIR_Request * sreq);
     uint64_t p2p_received;              /* point-to-point messages received (glex_p2p.c) */
     uint64_t p2p_unexpected;           /* ... of them, before their receive */
 } MPIDI_GLEX_global_t;
@@ -157,6 +162,8 @@ typedef struct {
     uint16_t unused;
     uint64_t sync_cookie;  /* MPIDI_GLEX_P2P_SYNC: the sender's request */
 } MPIDI_GLEX_p2p_hdr_t;
+/* registers the two handlers below with the transport (at MPI_Init) */
+void MPIDI_GLEX_p2p_init(void);
 /* a message with this header arrived from node: its data_sz bytes at data,
  * or (data NULL) a rendezvous to read from addr, acknowledged to cookie */
 int MPIDI_GLEX_p2p_arrived(uint32_t node, const void *hdr, uint32_t hdr_sz, const void *data,

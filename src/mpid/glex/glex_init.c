@@ -313,6 +313,7 @@ int MPIDI_GLEX_init_world(void)
         return fabric_error(rc, "opening the VPs");
     if ((mpi_errno = MPIDI_GLEX_ring_init()))
         return mpi_errno;
+    MPIDI_GLEX_p2p_init();      /* before any message can arrive */
 
     mpi_errno = MPIR_pmi_barrier();
     return mpi_errno;
@@ -341,14 +342,15 @@ int MPIDI_GLEX_mpi_finalize_hook(void)
                 "sender: %llu, of them written by its NIC: %llu; "
                 "fabric between hosts: %llu messages sent "
                 "(%llu RDMA writes), %llu bytes; rings: %llu KiB per sender on this host, "
-                "%llu KiB per sender on another; point-to-point received: %llu, "
-                "of them before their receive: %llu\n", MPIR_Process.rank,
+                "%llu KiB per sender on another\n", MPIR_Process.rank,
                 (unsigned long long) a[0], (unsigned long long) a[1], (unsigned long long) a[2],
                 (unsigned long long) a[3], (unsigned long long) MPIDI_GLEX_global.lmt_offered,
                 (unsigned long long) MPIDI_GLEX_global.lmt_split,
                 (unsigned long long) w.msgs_sent,
                 (unsigned long long) w.writes, (unsigned long long) w.bytes_sent,
-                (unsigned long long) (near >> 10), (unsigned long long) (far >> 10),
+                (unsigned long long) (near >> 10), (unsigned long long) (far >> 10));
+        fprintf(stderr, "glex: rank %d: point-to-point received: %llu, of them before their "
+                "receive: %llu\n", MPIR_Process.rank,
                 (unsigned long long) MPIDI_GLEX_global.p2p_received,
                 (unsigned long long) MPIDI_GLEX_global.p2p_unexpected);
     }

@@ -151,6 +151,12 @@ void MPIDI_GLEX_p2p_send_done(MPIR_Request * sreq)
     MPID_Request_complete(sreq);
 }
 
+void MPIDI_GLEX_p2p_init(void)
+{
+    MPIDI_GLEX_global.p2p_arrived = MPIDI_GLEX_p2p_arrived;
+    MPIDI_GLEX_global.p2p_send_done = MPIDI_GLEX_p2p_send_done;
+}
+
 int MPIDI_GLEX_mpi_isend(const void *buf, MPI_Aint count, MPI_Datatype datatype, int rank,
                          int tag, MPIR_Comm * comm, int context_offset, MPIDI_av_entry_t * addr,
                          MPIR_Request ** req_p)
