@@ -768,6 +768,8 @@ static int rank_published(glex_tctx_t *c)
                 break;
             }
         }
+    if (from_rank1(c, w)) /* rank 1 has looked before rank 0's atomics change the word */
+        glex_case_fail(c, id, "barrier: %s", glex_last_error());
     id = glex_case(c, "a NIC atomic compare-and-swap on a published word: swaps only on a "
                       "match, returns the old word; misaligned or unregistered addresses refused");
     if (c->rank == 0) {
