@@ -298,16 +298,26 @@ MPI_Aint MPIDI_GLEX_inline_room(MPI_Aint am_hdr_sz)
     return MP_INLINE - WIRE_SZ - am_hdr_sz;
 }
 
+/* an EAGER message: the NIC gathers the MP's payload (wire header w, AM
+ * header, contiguous data) */
+static int post_eager(uint32_t node, wire_t * w, const void *am_hdr, MPI_Aint am_hdr_sz,
+                      const void *data, MPI_Aint data_sz)
+{
+    w->kind = WIRE_EAGER;
+    glex_piece_t p[3] = { {w, WIRE_SZ}, {am_hdr, (size_t) am_hdr_sz}, {data, (size_t) data_sz} };
+    int mpi_errno = post_mp(node, p, data_sz ? 3 : 2);
+    if (!mpi_errno)
+        MPIDI_GLEX_global.am_sent[MPIDI_GLEX_AM_INLINE]++;
+    return mpi_errno;
+}
+
 int MPIDI_GLEX_send_inline(uint32_t node, int handler_id, const void *am_hdr, MPI_Aint am_hdr_sz,
                            const void *data, MPI_Aint data_sz)
 {
-    wire_t w = {.kind = WIRE_EAGER,.handler_id = (uint8_t) handler_id,
-        .am_hdr_sz = (uint32_t) am_hdr_sz,.data_sz = (uint64_t) data_sz
+    wire_t w = {.handler_id = (uint8_t) handler_id,.am_hdr_sz = (uint32_t) am_hdr_sz,
+        .data_sz = (uint64_t) data_sz
     };
-    glex_piece_t p[3] = { {&w, WIRE_SZ}, {am_hdr, (size_t) am_hdr_sz}, {data, (size_t) data_sz} };
-    int mpi_errno = post_mp(node, p, data_sz ? 3 : 2);
-    MPIDI_GLEX_global.am_sent[MPIDI_GLEX_AM_INLINE]++;
-    return mpi_errno;
+    return post_eager(node, &w, am_hdr, am_hdr_sz, data, data_sz);
 }
 
 /* a send's request done: MPIDIG's callback, or a point-to-point send's */
@@ -340,22 +350,17 @@ int MPIDI_GLEX_send_msg(uint32_t node, int handler_id, const void *am_hdr, MPI_A
         .data_sz = (uint64_t) data_sz
     };
 
-    if (WIRE_SZ + am_hdr_sz + data_sz <= MP_INLINE) {
-        /* the NIC gathers the MP's payload: wire header, AM header, data */
-        w.kind = WIRE_EAGER;
+    if (data_sz <= MPIDI_GLEX_inline_room(am_hdr_sz)) {
         uint8_t packed_data[MP_INLINE];
-        glex_piece_t p[3] = { {&w, WIRE_SZ}, {am_hdr, (size_t) am_hdr_sz},
-        {(const char *) data + true_lb, (size_t) data_sz}
-        };
+        const void *src = (const char *) data + true_lb;
         if (data_sz && !contig) {
             MPI_Aint packed = 0;
             mpi_errno = MPIR_Typerep_pack(data, count, datatype, 0, packed_data, data_sz, &packed);
             MPIR_ERR_CHECK(mpi_errno);
-            p[2].base = packed_data;
+            src = packed_data;
         }
-        mpi_errno = post_mp(node, p, data_sz ? 3 : 2);
+        mpi_errno = post_eager(node, &w, am_hdr, am_hdr_sz, src, data_sz);
         MPIR_ERR_CHECK(mpi_errno);
-        MPIDI_GLEX_global.am_sent[MPIDI_GLEX_AM_INLINE]++;
         if (sreq)
             origin_done(handler_id, sreq);
         goto fn_exit;
@@ -788,6 +793,17 @@ static int reassemble(const glex_rqe_t * e, frag_t ** out)
     goto fn_exit;
 }
 
+/* a message whose data_sz bytes are at data (copied out before this
+ * returns) to its handler: point-to-point's, or MPIDIG's */
+static int to_handler(uint32_t node, int handler_id, void *am_hdr, uint32_t am_hdr_sz,
+                      void *data, uint64_t data_sz, int attr)
+{
+    if (handler_id == MPIDI_GLEX_P2P_HANDLER)
+        return MPIDI_GLEX_global.p2p_arrived(node, am_hdr, am_hdr_sz, data, data_sz, 0, 0);
+    return MPIDIG_global.target_msg_cbs[handler_id] (am_hdr, data, (MPI_Aint) data_sz, attr,
+                                                     NULL);
+}
+
 static int handle(glex_rqe_t * e)
 {
     int mpi_errno = MPI_SUCCESS;
@@ -803,14 +819,8 @@ static int handle(glex_rqe_t * e)
             MPIDIG_AM_ATTR_SET_VCIS(a, f->w.src_vci, f->w.dst_vci);
             uint8_t *buf = f->buf;
             f->buf = NULL;  /* the next message from this source may start inside the handler */
-            if (f->w.handler_id == MPIDI_GLEX_P2P_HANDLER)
-                mpi_errno = MPIDI_GLEX_global.p2p_arrived(e->src_id, buf, f->w.am_hdr_sz,
-                                                   buf + f->w.am_hdr_sz, f->w.data_sz, 0, 0);
-            else
-                mpi_errno = MPIDIG_global.target_msg_cbs[f->w.handler_id] (buf,
-                                                                           buf + f->w.am_hdr_sz,
-                                                                           (MPI_Aint) f->w.
-                                                                           data_sz, a, NULL);
+            mpi_errno = to_handler(e->src_id, f->w.handler_id, buf, f->w.am_hdr_sz,
+                                   buf + f->w.am_hdr_sz, f->w.data_sz, a);
             MPL_free(buf);
         }
         goto fn_exit;
@@ -824,16 +834,9 @@ static int handle(glex_rqe_t * e)
 
     switch (w.kind) {
         case WIRE_EAGER:
-            if (w.handler_id == MPIDI_GLEX_P2P_HANDLER) {
-                mpi_errno = MPIDI_GLEX_global.p2p_arrived(e->src_id, am_hdr, w.am_hdr_sz,
-                                                   (uint8_t *) am_hdr + w.am_hdr_sz, w.data_sz,
-                                                   0, 0);
-                MPIR_ERR_CHECK(mpi_errno);
-                break;
-            }
-            MPIDIG_global.target_msg_cbs[w.handler_id] (am_hdr,
-                                                        (uint8_t *) am_hdr + w.am_hdr_sz,
-                                                        (MPI_Aint) w.data_sz, attr, NULL);
+            mpi_errno = to_handler(e->src_id, w.handler_id, am_hdr, w.am_hdr_sz,
+                                   (uint8_t *) am_hdr + w.am_hdr_sz, w.data_sz, attr);
+            MPIR_ERR_CHECK(mpi_errno);
             break;
         case WIRE_LMT:{
                 if (w.handler_id == MPIDI_GLEX_P2P_HANDLER) {
@@ -868,13 +871,8 @@ static int handle(glex_rqe_t * e)
                 MPIR_ERR_CHKANDJUMP1(!data, mpi_errno, MPI_ERR_INTERN, "**fail", "**fail %s",
                                      "ch4:glex: ring message outside the ring");
                 /* copied out before it returns (not asynchronous) */
-                if (w.handler_id == MPIDI_GLEX_P2P_HANDLER)
-                    mpi_errno = MPIDI_GLEX_global.p2p_arrived(e->src_id, am_hdr, w.am_hdr_sz, data,
-                                                       w.data_sz, 0, 0);
-                else
-                    mpi_errno = MPIDIG_global.target_msg_cbs[w.handler_id] (am_hdr, data,
-                                                                            (MPI_Aint) w.data_sz,
-                                                                            attr, NULL);
+                mpi_errno = to_handler(e->src_id, w.handler_id, am_hdr, w.am_hdr_sz, data,
+                                       w.data_sz, attr);
                 MPIR_ERR_CHECK(mpi_errno);
                 uint64_t credit = MPIDI_GLEX_ring_consumed(e->src_id, (uint32_t) w.cookie);
                 if (credit)

@@ -210,11 +210,12 @@ static void recv_status(MPIR_Request * rreq, MPI_Aint room, uint64_t data_sz, in
 }
 
 /* Data of a message into a matched receive (buf, count, datatype): from
- * data, or (data NULL) a rendezvous read from node's addr and acknowledged
- * to cookie; then the ACK of a synchronous send; the receive completes. */
+ * data, or (data NULL) a rendezvous read from node's addr and acknowledged;
+ * then the ACK of a synchronous send; the receive completes.  Both ACKs go
+ * to sender_req, the sender's request. */
 static int fill(MPIR_Request * rreq, void *buf, MPI_Aint count, MPI_Datatype datatype,
                 uint32_t node, const void *data, uint64_t data_sz, uint64_t addr,
-                uint64_t cookie, int flags, uint64_t sync_cookie, int error_bits)
+                uint64_t sender_req, int flags, int error_bits)
 {
     int mpi_errno = MPI_SUCCESS;
     int contig;
@@ -230,9 +231,9 @@ static int fill(MPIR_Request * rreq, void *buf, MPI_Aint count, MPI_Datatype dat
             MPIR_ERR_CHKANDJUMP1(!bounce, mpi_errno, MPI_ERR_OTHER, "**nomem", "**nomem %d",
                                  (int) n);
         }
-        mpi_errno = MPIDI_GLEX_lmt_read(node, addr, into, (uint64_t) n, cookie);
+        mpi_errno = MPIDI_GLEX_lmt_read(node, addr, into, (uint64_t) n, sender_req);
         MPIR_ERR_CHECK(mpi_errno);
-        mpi_errno = MPIDI_GLEX_send_ack(node, cookie);
+        mpi_errno = MPIDI_GLEX_send_ack(node, sender_req);
         MPIR_ERR_CHECK(mpi_errno);
         data = bounce;
     }
@@ -246,7 +247,7 @@ static int fill(MPIR_Request * rreq, void *buf, MPI_Aint count, MPI_Datatype dat
         }
     }
     if (flags & MPIDI_GLEX_P2P_SYNC) {
-        mpi_errno = MPIDI_GLEX_send_ack(node, sync_cookie);
+        mpi_errno = MPIDI_GLEX_send_ack(node, sender_req);
         MPIR_ERR_CHECK(mpi_errno);
     }
     MPIR_Datatype_release_if_not_builtin(datatype);
@@ -267,48 +268,44 @@ int MPIDI_GLEX_p2p_arrived(uint32_t node, const void *hdr, uint32_t hdr_sz, cons
                          "ch4:glex: point-to-point message with a bad header");
     memcpy(&h, hdr, sizeof h);
     MPIDI_GLEX_global.p2p_received++;
+    /* a rendezvous's ACK goes to the sender's request, which is also the
+     * synchronous send's */
+    uint64_t sender_req = data ? h.sync_cookie : cookie;
     MPIR_Request *rreq = dequeue(&posted, h.rank, h.tag, h.context_id, 1, 1);
     if (rreq) {
         rreq->status.MPI_SOURCE = h.rank;
         rreq->status.MPI_TAG = h.tag;
         mpi_errno = fill(rreq, MPIDI_GLEX_REQ(rreq).buf, (MPI_Aint) MPIDI_GLEX_REQ(rreq).count,
                          (MPI_Datatype) MPIDI_GLEX_REQ(rreq).datatype, node, data, data_sz, addr,
-                         cookie, h.flags, h.sync_cookie, h.error_bits);
+                         sender_req, h.flags, h.error_bits);
         goto fn_exit;
     }
     /* unexpected: kept as a receive request of its own (which a matched
      * probe hands out as the message) */
     MPIDI_GLEX_global.p2p_unexpected++;
+    void *copy = NULL;
+    if (data && data_sz) {
+        copy = MPL_malloc(data_sz, MPL_MEM_BUFFER);
+        MPIR_ERR_CHKANDJUMP1(!copy, mpi_errno, MPI_ERR_OTHER, "**nomem", "**nomem %d",
+                             (int) data_sz);
+        memcpy(copy, data, data_sz);
+    }
     MPIR_Request *u;
     MPIDI_CH4_REQUEST_CREATE(u, MPIR_REQUEST_KIND__RECV, 0, 2);
+    if (!u)
+        MPL_free(copy);
     MPIR_ERR_CHKANDSTMT(!u, mpi_errno, MPIX_ERR_NOREQ, goto fn_fail, "**nomemreq");
     MPIDI_GLEX_request_t *g = &MPIDI_GLEX_REQ(u);
-    g->buf = NULL;
-    g->count = 0;
-    g->cookie = h.sync_cookie;
+    g->buf = copy;
+    g->count = data ? 0 : (int64_t) addr;
+    g->cookie = sender_req;
     g->node = node;
     g->context_id = h.context_id;
-    g->flags = h.flags;
+    g->flags = h.flags | (data ? 0 : RNDV);
     u->status.MPI_SOURCE = h.rank;
     u->status.MPI_TAG = h.tag;
     u->status.MPI_ERROR = h.error_bits;
     MPIR_STATUS_SET_COUNT(u->status, (MPI_Aint) data_sz);
-    if (!data) {
-        /* the rendezvous's ACK goes to the sender's request, which is also
-         * the synchronous send's */
-        g->count = (int64_t) addr;
-        g->cookie = cookie;
-        g->flags |= RNDV;
-    } else if (data_sz) {
-        g->buf = MPL_malloc(data_sz, MPL_MEM_BUFFER);
-        if (!g->buf) {
-            MPIDI_CH4_REQUEST_FREE(u);
-            MPIDI_CH4_REQUEST_FREE(u);
-            MPIR_ERR_SETANDJUMP1(mpi_errno, MPI_ERR_OTHER, "**nomem", "**nomem %d",
-                                 (int) data_sz);
-        }
-        memcpy(g->buf, data, data_sz);
-    }
     enqueue(&unexpected, u);
   fn_exit:
     return mpi_errno;
@@ -327,7 +324,7 @@ static int take_unexpected(MPIR_Request * u, void *buf, MPI_Aint count, MPI_Data
     uint64_t data_sz = (uint64_t) MPIR_STATUS_GET_COUNT(u->status);
     MPIR_Datatype_add_ref_if_not_builtin(datatype);     /* fill releases it */
     int mpi_errno = fill(u, buf, count, datatype, g->node, data, data_sz, (uint64_t) g->count,
-                         g->cookie, g->flags, g->cookie, u->status.MPI_ERROR);
+                         g->cookie, g->flags, u->status.MPI_ERROR);
     MPL_free(copy);
     return mpi_errno;
 }
