@@ -22,8 +22,9 @@ static inline int key_eq(glex_key_t a, glex_key_t b) { return a.hi == b.hi && a.
 
 /* ---- the packet buffer, without a lock ----
  * Slots are grouped in buckets of GLEX_BUCKET.  A packet goes to a free slot
- * of its key's home bucket, else of one of the next GLEX_REACH - 1 buckets
- * (it is then "displaced", and the home bucket's over count says so).  A slot
+ * of its key's home bucket, else of one of the next GLEX_REACH - 1 buckets,
+ * else of GLEX_REACH buckets found by a second hash (probe_bucket; it is
+ * then "displaced", and the home bucket's over count says so).  A slot
  * is claimed by compare-and-swap of its state byte (EMPTY -> BUSY), written,
  * then published (FULL, release order), so senders never take a lock and a
  * small packet touches the one or two cache lines of its slot.  Only the
@@ -37,9 +38,41 @@ static inline uint32_t nbuckets(const glex_fabric_t *f)
     return (f->p.table_slots + GLEX_BUCKET - 1) / GLEX_BUCKET;
 }
 
+static inline uint32_t key_bucket(uint64_t hi, uint32_t lo, uint32_t nb)
+{
+    return (uint32_t)(mix(hi ^ ((uint64_t)lo << 48) ^ ((uint64_t)lo >> 16)) % nb);
+}
+
+/* the JobID's generation in a key (glex_make_key): one a call under a lease */
+#define KEY_GEN_BITS (0xffffull << 48)
+
+/* A key's home bucket, hashed from the key without the generation, so a
+ * call's packets land where the same call's did last time: their lines stay
+ * in cache, and a run's first calls do not each reach new pages of every
+ * unit's buffer (2 processes, 8-byte allreduce, in turn: calls 2-100 took
+ * 10.9-11.7 us each on average with the generation hashed, 0.44-0.52
+ * without). */
 static inline uint32_t home_bucket(glex_key_t k, uint32_t nb)
 {
-    return (uint32_t)(mix(k.hi ^ ((uint64_t)k.lo << 48) ^ ((uint64_t)k.lo >> 16)) % nb);
+    return key_bucket(k.hi & ~KEY_GEN_BITS, k.lo, nb);
+}
+
+/* The buckets a packet may lie in, in the order they are tried: its home
+ * and the next GLEX_REACH - 1, then GLEX_REACH from a bucket hashed with
+ * the generation too (alt, worked out at the first need).  A root that runs
+ * calls ahead of a slow member (a bcast, processes sharing a core) would
+ * fill the home's reach with packets that differ only in their generation,
+ * and so block every other key homed there; the second run of buckets
+ * spreads those over the whole buffer. */
+#define PROBE_BUCKETS (2u * GLEX_REACH)
+static inline uint32_t probe_bucket(glex_key_t k, uint32_t home, uint32_t r, uint32_t nb,
+                                    int64_t *alt)
+{
+    if (r < GLEX_REACH)
+        return (home + r) % nb;
+    if (*alt < 0)
+        *alt = key_bucket(k.hi, k.lo, nb);
+    return (uint32_t)(*alt + r - GLEX_REACH) % nb;
 }
 
 static inline glex_pkt_hdr_t *entry(uint8_t *tab, uint32_t esz, uint32_t i)
@@ -158,8 +191,9 @@ retry:
     look_on = 1;
     slot = NULL;
     at = home;
-    for (uint32_t r = 0; r < GLEX_REACH && (look_on || !slot); r++) {
-        uint32_t b = (home + r) % nb, lo, hi;
+    int64_t alt = -1;
+    for (uint32_t r = 0; r < PROBE_BUCKETS && (look_on || !slot); r++) {
+        uint32_t b = probe_bucket(key, home, r, nb, &alt), lo, hi;
         bucket_slots(f, b, &lo, &hi);
         for (uint32_t i = lo; i < hi; i++) {
             glex_pkt_hdr_t *e = entry(tab, esz, i);
@@ -215,8 +249,9 @@ int glex_table_take_vt(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_key_
     uint32_t esz = f->hdr->entry_size, nb = nbuckets(f);
     uint32_t home = home_bucket(key, nb);
     int look_on = 1;
-    for (uint32_t r = 0; r < GLEX_REACH && look_on; r++) {
-        uint32_t b = (home + r) % nb, lo, hi;
+    int64_t alt = -1;
+    for (uint32_t r = 0; r < PROBE_BUCKETS && look_on; r++) {
+        uint32_t b = probe_bucket(key, home, r, nb, &alt), lo, hi;
         bucket_slots(f, b, &lo, &hi);
         for (uint32_t i = lo; i < hi; i++) {
             glex_pkt_hdr_t *e = entry(tab, esz, i);
