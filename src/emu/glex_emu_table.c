@@ -70,8 +70,10 @@ static inline uint32_t probe_bucket(glex_key_t k, uint32_t home, uint32_t r, uin
 {
     if (r < GLEX_REACH)
         return (home + r) % nb;
-    if (*alt < 0)
-        *alt = key_bucket(k.hi, k.lo, nb);
+    if (*alt < 0) { /* not the home's own reach again */
+        uint32_t a = key_bucket(k.hi, k.lo, nb);
+        *alt = (a + nb - home) % nb < GLEX_REACH ? (a + GLEX_REACH) % nb : a;
+    }
     return (uint32_t)(*alt + r - GLEX_REACH) % nb;
 }
 
@@ -220,6 +222,18 @@ retry:
         if (r == 0)
             look_on = atomic_load_explicit(&over[home], memory_order_acquire) != 0;
     }
+    /* a displaced packet counts in its home's over count, a byte: at 255
+     * the home takes no more displaced packets until one is taken */
+    uint8_t o = at != home ? atomic_load_explicit(&over[home], memory_order_relaxed) : 0;
+    while (slot && at != home &&
+           (o == UINT8_MAX || !atomic_compare_exchange_weak_explicit(
+                                  &over[home], &o, (uint8_t)(o + 1), memory_order_relaxed,
+                                  memory_order_relaxed))) {
+        if (o == UINT8_MAX) {
+            atomic_store_explicit(&slot->state, GLEX_SLOT_EMPTY, memory_order_release);
+            slot = NULL;
+        }
+    }
     if (!slot) { /* every slot within reach is taken: the sender retries later */
         atomic_fetch_sub_explicit(&u->used, 1, memory_order_relaxed);
         atomic_fetch_add_explicit(&u->hash_probes, probes, memory_order_relaxed);
@@ -232,8 +246,6 @@ retry:
         glex_copy(slot + 1, payload, len);
     if (f->p.vtime)
         *slot_vt(slot, esz) = vt;
-    if (at != home)
-        atomic_fetch_add_explicit(&over[home], 1, memory_order_relaxed);
     atomic_store_explicit(&slot->state, GLEX_SLOT_FULL, memory_order_release);
     if (used > atomic_load_explicit(&u->table_high_water, memory_order_relaxed))
         atomic_store_explicit(&u->table_high_water, used, memory_order_relaxed);
