@@ -355,16 +355,26 @@ static void test_engine_bind(void)
     tap_ok(access(path, F_OK) != 0, "failed opens leave no segment behind");
 }
 
-static void test_hash_table(void)
+/* a one-node fabric whose units have slots hash-buffer slots, or NULL
+ * (the failure reported) */
+static glex_fabric_t *open_table(const char *name, uint32_t slots, glex_params_t *p)
 {
     glex_fabric_t *f;
-    glex_params_t p;
-    glex_params_default(&p);
-    p.table_slots = 128;
-    if (glex_fabric_open("hash", 1, 0, &p, &f)) {
-        tap_ok(0, "hash: open: %s", glex_last_error());
-        return;
+    glex_params_default(p);
+    p->table_slots = slots;
+    if (glex_fabric_open(name, 1, 0, p, &f)) {
+        tap_ok(0, "%s: open: %s", name, glex_last_error());
+        return NULL;
     }
+    return f;
+}
+
+static void test_hash_table(void)
+{
+    glex_params_t p;
+    glex_fabric_t *f = open_table("hash", 128, &p);
+    if (!f)
+        return;
     int ok = 1, n = 0;
     uint32_t limit = p.table_slots - p.table_slots * 10 / 100;
     for (uint32_t i = 0;; i++) {
@@ -409,14 +419,10 @@ static void test_hash_table(void)
  * so lock out other keys homed there: past the reach they spread. */
 static void test_hash_run_ahead(void)
 {
-    glex_fabric_t *f;
     glex_params_t p;
-    glex_params_default(&p);
-    p.table_slots = 1024;
-    if (glex_fabric_open("ahead", 1, 0, &p, &f)) {
-        tap_ok(0, "run ahead: open: %s", glex_last_error());
+    glex_fabric_t *f = open_table("ahead", 1024, &p);
+    if (!f)
         return;
-    }
     enum { CALLS = 200 }; /* within the over count (255 displaced a home) */
     int ok = 1;
     for (uint32_t g = 0; g < CALLS; g++) {
