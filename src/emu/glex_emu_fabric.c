@@ -271,8 +271,7 @@ static void populate_range(uint8_t *base, uint64_t off, uint64_t len)
     uint64_t a = off / 4096u * 4096u;
     if (!len || madvise(base + a, off + len - a, MADV_POPULATE_WRITE) == 0)
         return;
-    for (uint64_t at = a; at < off + len; at += 4096u) /* kernels before 5.14 */
-        (void)*(volatile uint8_t *)(base + at);
+    glex_touch_pages(base + a, off + len - a); /* kernels before 5.14 */
 }
 
 static void populate(glex_fabric_t *f)

@@ -224,15 +224,17 @@ retry:
     }
     /* a displaced packet counts in its home's over count, a byte: at 255
      * the home takes no more displaced packets until one is taken */
-    uint8_t o = at != home ? atomic_load_explicit(&over[home], memory_order_relaxed) : 0;
-    while (slot && at != home &&
-           (o == UINT8_MAX || !atomic_compare_exchange_weak_explicit(
-                                  &over[home], &o, (uint8_t)(o + 1), memory_order_relaxed,
-                                  memory_order_relaxed))) {
-        if (o == UINT8_MAX) {
-            atomic_store_explicit(&slot->state, GLEX_SLOT_EMPTY, memory_order_release);
-            slot = NULL;
-        }
+    if (slot && at != home) {
+        uint8_t o = atomic_load_explicit(&over[home], memory_order_relaxed);
+        do {
+            if (o == UINT8_MAX) {
+                atomic_store_explicit(&slot->state, GLEX_SLOT_EMPTY, memory_order_release);
+                slot = NULL;
+                break;
+            }
+        } while (!atomic_compare_exchange_weak_explicit(&over[home], &o, (uint8_t)(o + 1),
+                                                        memory_order_relaxed,
+                                                        memory_order_relaxed));
     }
     if (!slot) { /* every slot within reach is taken: the sender retries later */
         atomic_fetch_sub_explicit(&u->used, 1, memory_order_relaxed);
