@@ -53,6 +53,14 @@ static void copy_loop(uint8_t *d, const uint8_t *s, size_t n)
 
 void glex_copy(void *dst, const void *src, size_t n)
 {
+    /* an aligned 8-byte put lands as one store, as a NIC's aligned write
+     * does (memcpy stores 8 bytes twice: a flag word another process
+     * rewrites between the two would get its old value back) */
+    if (n == 8 && !(((uintptr_t)dst | (uintptr_t)src) & 7u)) {
+        __atomic_store_n((uint64_t *)dst, __atomic_load_n((const uint64_t *)src, __ATOMIC_RELAXED),
+                         __ATOMIC_RELEASE);
+        return;
+    }
 #if defined(__x86_64__)
     if (near_alias(dst, src, n)) {
         copy_loop(dst, src, n);
