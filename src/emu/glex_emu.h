@@ -15,7 +15,7 @@
 extern "C" {
 #endif
 
-#define GLEX_ABI_VERSION 14u
+#define GLEX_ABI_VERSION 15u
 
 /* ---- error codes (all negative; 0 is success) ---- */
 enum {

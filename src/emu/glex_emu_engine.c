@@ -99,6 +99,10 @@ struct glex_engine {
     _Atomic uint32_t bell;
     _Atomic uint32_t on_bell; /* the engine thread sleeps on bell */
     _Atomic uint32_t running; /* the engine thread has started */
+    /* bumped by every host pass (glex_progress): a host that polls drives
+     * the engine itself (MPI_Wait's loop); the engine thread stands back */
+    _Atomic uint32_t host_polls;
+    uint32_t seen_polls; /* the engine thread's: host_polls at its last look */
     uint64_t rng;
     uint8_t *p2p_blocked; /* per VP, this pass: an MP/RDMA task could not finish */
     _Atomic uint32_t *vp_tasks; /* per VP, its tasks in the list (written under mu) */
@@ -1948,6 +1952,9 @@ int glex_progress(glex_fabric_t *f)
     if (!f->wire && !engine_has_work(f))
         return 0;
     int got = f->wire ? glex_wire_poll(f) : 0; /* what came from other hosts, on this core */
+    atomic_store_explicit(&e->host_polls,
+                          atomic_load_explicit(&e->host_polls, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
     pthread_mutex_lock(&e->mu);
     int work = progress_locked(f, e) | (got > 0);
     pthread_mutex_unlock(&e->mu);
@@ -2023,20 +2030,60 @@ void glex_engine_kick(glex_fabric_t *f)
     glex_ring_doorbell(f, f->node); /* an engine thread asleep on the doorbell */
 }
 
+/* how long the engine thread stands back from a host that drives the
+ * engine itself before it looks whether the host still does */
+#define HOST_POLL_MS 1
+
+/* the engine thread's poll of the doorbell for up to ns while no host
+ * drives the engine: 1 when it rang */
+static int poll_doorbell(glex_fabric_t *f, glex_engine_t *e, uint32_t token, uint64_t ns)
+{
+    uint64_t t0 = glex_now_ns();
+    do {
+        for (int i = 0; i < 64; i++)
+            glex_cpu_relax();
+        if (glex_wait_token(f) != token)
+            return 1;
+    } while (!atomic_load_explicit(&e->host_waiting, memory_order_relaxed) &&
+             atomic_load_explicit(&e->host_polls, memory_order_relaxed) == e->seen_polls &&
+             !atomic_load_explicit(&e->stop, memory_order_relaxed) && glex_now_ns() - t0 < ns);
+    return 0;
+}
+
 /* The engine thread: it runs the engine while no host drives it and there
  * is a task; it sleeps on the node's doorbell (packets, credits) while its
- * tasks wait, and on its own bell while a host drives progress or there is
- * no task at all. */
+ * tasks wait, after polling it for the spin budget, and on its own bell
+ * while a host drives progress (a blocking call's wait, or a host that has
+ * polled since the thread last looked: MPI_Wait's loop) or there is no
+ * task at all. */
 static void *engine_main(void *arg)
 {
     glex_fabric_t *f = arg;
     glex_engine_t *e = f->eng;
     on_engine_thread = 1;
+    /* while its tasks wait for packets and no host drives the engine, it
+     * polls the doorbell for the host's spin budget before it sleeps: a
+     * wake-up from another core costs the ringing peer tens of us here */
+    uint64_t spin_ns = (uint64_t)glex_spin_us(f) * 1000ull;
     atomic_store(&e->running, 1);
     glex_futex_wake(&e->running, 1, false);
     while (!atomic_load(&e->stop)) {
         uint32_t bell = atomic_load(&e->bell);
         int busy = 1, work = 0;
+        uint32_t polls = atomic_load_explicit(&e->host_polls, memory_order_relaxed);
+        if (polls != e->seen_polls) {
+            /* a host drove the engine since the last look: it is waiting
+             * (MPI_Wait's loop) or polls between pieces of its work, and
+             * this thread stands back; it looks again after HOST_POLL_MS
+             * while there is work (or when rung) */
+            e->seen_polls = polls;
+            atomic_store(&e->on_bell, 1);
+            atomic_thread_fence(memory_order_seq_cst);
+            if (atomic_load(&e->bell) == bell && !atomic_load(&e->stop))
+                glex_futex_wait(&e->bell, bell, engine_has_work(f) ? HOST_POLL_MS : 1000, false);
+            atomic_store(&e->on_bell, 0);
+            continue;
+        }
         if (!atomic_load(&e->host_waiting)) {
             uint32_t token = glex_wait_token(f);
             if (pthread_mutex_trylock(&e->mu) == 0) {
@@ -2048,6 +2095,8 @@ static void *engine_main(void *arg)
                 continue;
             if (busy) {
                 glex_wire_unwatched(f); /* it read the fabric in glex_progress */
+                if (spin_ns && poll_doorbell(f, e, token, spin_ns))
+                    continue;
                 glex_wait(f, token, 20);
                 continue;
             }

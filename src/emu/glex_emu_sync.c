@@ -12,12 +12,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#if defined(__x86_64__) || defined(__i386__)
-#define glex_cpu_relax() __builtin_ia32_pause()
-#else
-#define glex_cpu_relax() sched_yield()
-#endif
-
 static uint64_t clock_ns(clockid_t id)
 {
     struct timespec ts;
