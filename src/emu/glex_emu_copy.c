@@ -51,16 +51,22 @@ static void copy_loop(uint8_t *d, const uint8_t *s, size_t n)
 }
 #endif
 
+/* An aligned 8-byte copy lands as one store, as a NIC's aligned write
+ * does (memcpy and memmove store 8 bytes twice: a flag word another process
+ * rewrites between the two would get its old value back).  1 when done. */
+static int one_word(void *dst, const void *src, size_t n)
+{
+    if (n != 8 || (((uintptr_t)dst | (uintptr_t)src) & 7u))
+        return 0;
+    __atomic_store_n((uint64_t *)dst, __atomic_load_n((const uint64_t *)src, __ATOMIC_RELAXED),
+                     __ATOMIC_RELEASE);
+    return 1;
+}
+
 void glex_copy(void *dst, const void *src, size_t n)
 {
-    /* an aligned 8-byte put lands as one store, as a NIC's aligned write
-     * does (memcpy stores 8 bytes twice: a flag word another process
-     * rewrites between the two would get its old value back) */
-    if (n == 8 && !(((uintptr_t)dst | (uintptr_t)src) & 7u)) {
-        __atomic_store_n((uint64_t *)dst, __atomic_load_n((const uint64_t *)src, __ATOMIC_RELAXED),
-                         __ATOMIC_RELEASE);
+    if (one_word(dst, src, n))
         return;
-    }
 #if defined(__x86_64__)
     if (near_alias(dst, src, n)) {
         copy_loop(dst, src, n);
@@ -72,6 +78,8 @@ void glex_copy(void *dst, const void *src, size_t n)
 
 void glex_move(void *dst, const void *src, size_t n)
 {
+    if (one_word(dst, src, n))
+        return;
 #if defined(__x86_64__)
     if (near_alias(dst, src, n)) { /* disjoint: near_alias said so */
         copy_loop(dst, src, n);

@@ -2034,6 +2034,20 @@ void glex_engine_kick(glex_fabric_t *f)
  * engine itself before it looks whether the host still does */
 #define HOST_POLL_MS 1
 
+/* The engine thread's sleep on its bell (read as bell) for up to
+ * timeout_ms, after saying so and looking once more: a ring in between is
+ * seen; idle_only: only while a host waits or there is no work left. */
+static void sleep_on_bell(glex_fabric_t *f, glex_engine_t *e, uint32_t bell, int idle_only,
+                          int timeout_ms)
+{
+    atomic_store(&e->on_bell, 1);
+    atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load(&e->bell) == bell && !atomic_load(&e->stop) &&
+        (!idle_only || atomic_load(&e->host_waiting) || !engine_has_work(f)))
+        glex_futex_wait(&e->bell, bell, timeout_ms, false);
+    atomic_store(&e->on_bell, 0);
+}
+
 /* the engine thread's poll of the doorbell for up to ns while no host
  * drives the engine: 1 when it rang */
 static int poll_doorbell(glex_fabric_t *f, glex_engine_t *e, uint32_t token, uint64_t ns)
@@ -2077,11 +2091,7 @@ static void *engine_main(void *arg)
              * this thread stands back; it looks again after HOST_POLL_MS
              * while there is work (or when rung) */
             e->seen_polls = polls;
-            atomic_store(&e->on_bell, 1);
-            atomic_thread_fence(memory_order_seq_cst);
-            if (atomic_load(&e->bell) == bell && !atomic_load(&e->stop))
-                glex_futex_wait(&e->bell, bell, engine_has_work(f) ? HOST_POLL_MS : 1000, false);
-            atomic_store(&e->on_bell, 0);
+            sleep_on_bell(f, e, bell, 0, engine_has_work(f) ? HOST_POLL_MS : 1000);
             continue;
         }
         if (!atomic_load(&e->host_waiting)) {
@@ -2101,14 +2111,8 @@ static void *engine_main(void *arg)
                 continue;
             }
         }
-        /* a host drives progress, or nothing to do: sleep on the bell, after
-         * saying so and looking once more (a ring in between is seen) */
-        atomic_store(&e->on_bell, 1);
-        atomic_thread_fence(memory_order_seq_cst);
-        if (atomic_load(&e->bell) == bell && !atomic_load(&e->stop) &&
-            (atomic_load(&e->host_waiting) || !engine_has_work(f)))
-            glex_futex_wait(&e->bell, bell, 1000, false);
-        atomic_store(&e->on_bell, 0);
+        /* a host drives progress, or nothing to do */
+        sleep_on_bell(f, e, bell, 1, 1000);
     }
     return NULL;
 }

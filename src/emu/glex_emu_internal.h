@@ -23,13 +23,13 @@ typedef struct {
 } glex_lock_t;
 void glex_lock(glex_lock_t *l);
 void glex_unlock(glex_lock_t *l);
-/* futex on a shared word: wait while *w == val (timeout_ms < 0: forever) */
 /* a spinning thread's pause between two looks */
 #if defined(__x86_64__) || defined(__i386__)
 #define glex_cpu_relax() __builtin_ia32_pause()
 #else
 #define glex_cpu_relax() sched_yield()
 #endif
+/* futex on a shared word: wait while *w == val (timeout_ms < 0: forever) */
 void glex_futex_wait(_Atomic uint32_t *w, uint32_t val, int timeout_ms, bool shared);
 void glex_futex_wake(_Atomic uint32_t *w, int n, bool shared);
 /* a process-private condition variable, waited for ms at most (m held) */
