@@ -249,7 +249,10 @@ static void test_descriptor_checks(void)
         { "recv_addr", GLEX_EINVAL }, { "local_addr", GLEX_EINVAL },
         { "data source node=9", GLEX_EINVAL }, { "data source seq=32", GLEX_EINVAL },
         { "count=7", GLEX_EINVAL }, { "swap_local_data=1 with reduce_flag=0", GLEX_EINVAL },
-        { "operand_addr", GLEX_EINVAL }, { "ch", GLEX_EINVAL },
+        { "operand_addr", GLEX_EINVAL }, { "fanout=2", GLEX_EINVAL },
+        { "data destination node=9", GLEX_EINVAL }, { "fanout=33", GLEX_EINVAL },
+        { "reduce_flag=1", GLEX_EINVAL }, { "swap_remote_data=0", GLEX_EINVAL },
+        { "ch", GLEX_EINVAL },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         glex_desc_t d = coll_desc(0);
@@ -287,6 +290,13 @@ static void test_descriptor_checks(void)
         /* the ALU's operand from operand_addr: a combining receive, an address */
         case 28: d.branch = 1, d.swap_local_data = 1, d.operand_addr = d.recv_addr; break;
         case 29: d.branch = d.reduce_flag = d.swap_local_data = 1, d.count = 2; break;
+        /* a read send's destinations (listed only with swap_remote_addr), a read
+         * receive's copy (no ALU), a read forward (what it read) */
+        case 30: d.cp = 1, d.fanout = 2; break;
+        case 31: d.cp = d.swap_remote_addr = 1, d.fanout = 3, glex_desc_srcs(&d)[2].node = 9; break;
+        case 32: d.cp = d.swap_remote_addr = 1, d.fanout = GLEX_MAX_FANOUT + 1; break;
+        case 33: d.branch = d.swap_remote_addr = d.reduce_flag = 1; break;
+        case 34: d.cp = d.branch = d.swap_remote_addr = 1; break;
         default: d.ch = 0; break;
         }
         int rc = glex_vp_post(vp, &d, 1);

@@ -304,8 +304,11 @@ static void test_no_room(void)
 
 /* ------------------------------------------------ mismatched sizes */
 
-/* one transfer rank 0 -> rank 1 under a JobID both agreed on */
-static int xfer(glex_tctx_t *c, uint64_t key, uint64_t sbytes, uint64_t rbytes, int *status)
+/* one transfer rank 0 -> rank 1 under a JobID both agreed on; reads: bit 0
+ * the send, bit 1 the receive moves the data by the receiver's DMA read
+ * (swap_remote_addr) */
+static int xfer_read(glex_tctx_t *c, uint64_t key, uint64_t sbytes, uint64_t rbytes, int reads,
+                     int *status)
 {
     int job = glex_job_acquire(c->f, key, 2);
     if (job < 0)
@@ -317,12 +320,14 @@ static int xfer(glex_tctx_t *c, uint64_t key, uint64_t sbytes, uint64_t rbytes, 
             area[i] = (uint8_t)(i * 13 + key);
         d.cp = 1;
         d.dest_id = 1;
+        d.swap_remote_addr = (uint8_t)(reads & 1);
         d.send_count = sbytes;
         d.local_addr = (uint64_t)(uintptr_t)area;
     } else {
         memset(area, 0, sizeof area);
         d.branch = 1;
         d.recv_id = 0;
+        d.swap_remote_addr = (uint8_t)(reads >> 1 & 1);
         d.count = rbytes;
         d.recv_addr = (uint64_t)(uintptr_t)area;
     }
@@ -341,6 +346,11 @@ static int xfer(glex_tctx_t *c, uint64_t key, uint64_t sbytes, uint64_t rbytes, 
         if (area[i])
             return -4; /* written past the receive */
     return rc;
+}
+
+static int xfer(glex_tctx_t *c, uint64_t key, uint64_t sbytes, uint64_t rbytes, int *status)
+{
+    return xfer_read(c, key, sbytes, rbytes, 0, status);
 }
 
 /* Eager sends fill the receiving unit's eager pages before any receive is
@@ -442,6 +452,41 @@ static int rank_mismatch(glex_tctx_t *c)
         { 4000, 8, GLEX_OK, GLEX_ETRUNC },           /* eager sender, inline receiver */
     };
     uint64_t key = 1000;
+    /* read transfers (swap_remote_addr): the receiver's NIC reads the
+     * sender's buffer; on both sides or, by mistake, on one */
+    static const struct {
+        uint64_t s, r;
+        int reads, sst, rst;
+    } rcases[] = {
+        { 100000, 100000, 3, GLEX_OK, GLEX_OK },
+        { 8, 8, 3, GLEX_OK, GLEX_OK },
+        { 0, 0, 3, GLEX_OK, GLEX_OK },
+        { 100000, 70000, 3, GLEX_ESIZE, GLEX_ETRUNC },
+        { 70000, 100000, 3, GLEX_ESIZE, GLEX_ESIZE },
+        { 100000, 100000, 1, GLEX_EINVAL, GLEX_EINVAL }, /* the send reads, the receive not */
+        { 100000, 100000, 2, GLEX_EINVAL, GLEX_EINVAL }, /* pulsed sender, read receive */
+        { 4000, 4000, 2, GLEX_OK, GLEX_EINVAL },         /* eager sender, read receive */
+        { 8, 8, 2, GLEX_OK, GLEX_EINVAL },               /* inline sender, read receive */
+    };
+    for (size_t i = 0; i < sizeof rcases / sizeof rcases[0]; i++) {
+        static const char *const how[4] = { "", "the send", "the receive", "both sides" };
+        int id = glex_case(c, "read on %s, %llu bytes to a receive of %llu: sender %s, "
+                           "receiver %s, no hang", how[rcases[i].reads],
+                           (unsigned long long)rcases[i].s, (unsigned long long)rcases[i].r,
+                           glex_strerror(rcases[i].sst), glex_strerror(rcases[i].rst));
+        int st = 99;
+        int rc = xfer_read(c, key++, rcases[i].s, rcases[i].r, rcases[i].reads, &st);
+        int want = c->rank == 0 ? rcases[i].sst : rcases[i].rst;
+        if (rc || st != want)
+            glex_case_fail(c, id, "rank %d: rc %d status %d (%s), expected %d: %s", c->rank, rc,
+                           st, glex_strerror(st), want, glex_vp_failure(c->vp));
+        id = glex_case(c, "then the same JobID moves %llu bytes correctly",
+                       (unsigned long long)rcases[i].r);
+        rc = xfer(c, key++, rcases[i].r, rcases[i].r, &st);
+        if (rc || st)
+            glex_case_fail(c, id, "rank %d: rc %d status %d: %s", c->rank, rc, st,
+                           glex_vp_failure(c->vp));
+    }
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         int id = glex_case(c, "send %llu bytes to a receive of %llu: sender %s, receiver %s, no hang",
                            (unsigned long long)cases[i].s, (unsigned long long)cases[i].r,

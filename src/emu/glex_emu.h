@@ -15,7 +15,7 @@
 extern "C" {
 #endif
 
-#define GLEX_ABI_VERSION 15u
+#define GLEX_ABI_VERSION 16u
 
 /* ---- error codes (all negative; 0 is success) ---- */
 enum {
@@ -181,6 +181,9 @@ typedef struct glex_desc {
                             to every member of group remote_addr (a GID) but this node,
                             at VP dest_vp; with branch=1 the receive takes such a
                             stream from recv_id (packets of inline_max bytes) */
+    uint8_t fanout;      /* COLL read send (swap_remote_addr, cp=1): destinations; 0 or 1:
+                            dest_id/dest_vp/seq_id, 2..GLEX_MAX_FANOUT listed in data[]
+                            (glex_src_t: node, VP, SeqID of the offer) */
     uint16_t source_vp;  /* 11 bits: the VP that posts it */
     uint16_t dest_vp;    /* 11 bits */
     uint16_t recv_vp;    /* 11 bits: VP of the awaited packet's sender */
@@ -217,6 +220,13 @@ typedef struct glex_src {
     uint8_t seq;    /* SeqID of its packet, 5 bits */
     uint8_t pad;
 } glex_src_t;
+/* A COLL descriptor with swap_remote_addr moves its data by the receiver's
+ * DMA read (an RDMA get) instead of the sender's writes: its send offers
+ * local_addr to each destination with a packet and is done once each
+ * destination's NIC said it read all of it; its receive (branch = 1, no
+ * reduce_flag) waits for that offer, reads the message into recv_addr, then
+ * says so.  Between nodes of one host, in real time (doc/nic-model.md). */
+#define GLEX_MAX_FANOUT 32u
 static inline glex_src_t *glex_desc_srcs(glex_desc_t *d) { return (glex_src_t *)(void *)d->data; }
 static inline const glex_src_t *glex_desc_srcs_c(const glex_desc_t *d)
 {

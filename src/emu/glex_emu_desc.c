@@ -73,6 +73,27 @@ int glex_desc_validate(const glex_fabric_t *f, uint32_t vp, const glex_desc_t *d
                       GLEX_MAX_SEQ - 1);
             }
         }
+        RANGE(fanout, 0, d->cp && d->swap_remote_addr ? GLEX_MAX_FANOUT : 1);
+        if (d->fanout > 1) { /* a read send's destinations, listed */
+            const glex_src_t *dst = glex_desc_srcs_c(d);
+            for (uint32_t i = 0; i < d->fanout; i++) {
+                CHECK(dst[i].node < f->nnodes, "data destination node", dst[i].node, 0,
+                      f->nnodes - 1);
+                CHECK(dst[i].vp < p->vps_per_node, "data destination vp", dst[i].vp, 0,
+                      p->vps_per_node - 1);
+                CHECK(dst[i].seq < GLEX_MAX_SEQ, "data destination seq", dst[i].seq, 0,
+                      GLEX_MAX_SEQ - 1);
+            }
+        }
+        if (d->swap_remote_addr) { /* moved by the receiver's DMA read: a copy */
+            RANGE(mcast, 0, 0);
+            RANGE(swap_local_vp, 0, 0);
+            RANGE(src_range, 0, 0);
+            RANGE(reduce_flag, 0, 0);
+            RANGE(branch, 0, 1);
+            if (d->cp && d->branch) /* a forward offers what it read */
+                RANGE(swap_remote_data, 1, 1);
+        }
         if (d->mcast) { /* a multicast send (cp) or the receive of one (branch = 1) */
             RANGE(swap_local_vp, 0, 0);
             RANGE(swap_remote_data, 0, 0);
@@ -116,6 +137,7 @@ int glex_desc_validate(const glex_fabric_t *f, uint32_t vp, const glex_desc_t *d
         RANGE(reduce_flag, 0, 0);
         RANGE(swap_local_data, 0, 0);
         RANGE(mcast, 0, 0);
+        RANGE(fanout, 0, 0);
         if (d->kind == GLEX_DESC_MP) { /* its payload is the descriptor's data field;
                                         * GLEX_INLINE_MAX sizes the packets of collectives */
             RANGE(inline_len, 0, GLEX_INLINE_CAP);

@@ -62,6 +62,8 @@ typedef struct glex_task {
      * the sender so), else r_split becomes bytes */
     int r_told;
     uint64_t r_split, r_src, r_pulled;
+    uint32_t rd_offered, rd_read;     /* a read send: destinations offered / that read it
+                                         (bit i: destination i) */
     uint32_t n_sent, n_recv, n_alu;   /* the task's data packets and ALU operations */
     uint32_t n_alu_elems;             /* elements those ALU operations combined */
     uint64_t vt;                      /* GLEX_VTIME: the task's virtual clock (ps) */
@@ -256,6 +258,7 @@ static void reset_desc_state(glex_task_t *t)
     t->s_asked = t->r_credit = 0;
     t->r_told = 0;
     t->r_split = t->r_src = t->r_pulled = 0;
+    t->rd_offered = t->rd_read = 0;
     t->pulse = 0;
     t->mc_n = t->mc_frags = t->mc_injected = 0;
     t->mc_inited = 0;
@@ -531,6 +534,10 @@ static int coll_send(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
                               "job %u: credit for bytes %llu+%u does not match send at %llu of %llu",
                               t->job, (unsigned long long)c->off, c->len,
                               (unsigned long long)t->s_done, (unsigned long long)t->sbytes);
+        if (!c->len && !c->src) /* sizes agree: only a read receive answers so */
+            return glex_error(GLEX_EINVAL, "job %u: node %u reads its data with its own DMA "
+                              "where this send writes it (swap_remote_addr on the receive side "
+                              "only)", t->job, d->dest_id);
         if (!c->len && c->src) { /* the receiver's NIC read [off, total) from our buffer */
             if (!offers_buffer(f, t, d) || c->src != d->local_addr)
                 return glex_error(GLEX_EINVAL, "job %u: credit says bytes %llu.. were read "
@@ -1008,6 +1015,191 @@ static int coll_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
     return work;
 }
 
+/* ----------------------------------------------------------- read transfers
+ * A COLL descriptor with swap_remote_addr (glex_emu.h): the send offers its
+ * buffer to each destination with a READY of no bytes (src = local_addr,
+ * total = its size), one packet each, and is done once each destination's
+ * CREDIT of no bytes says it read [0, total) from there; the receive takes
+ * the offer, reads the message into recv_addr with its own DMA in pulses of
+ * DIRECT_PULSE_MAX, then returns that CREDIT.  The sender's host copies
+ * nothing, and a sender with many destinations is read by all of them at
+ * once (a flat bcast's root).  The DMA reaches only this host's memory, and
+ * virtual time keeps the calibrated pushed protocol: both refused. */
+
+static uint32_t read_fanout(const glex_desc_t *d) { return d->fanout > 1 ? d->fanout : 1u; }
+
+static glex_src_t read_dest(const glex_desc_t *d, uint32_t i)
+{
+    if (d->fanout > 1)
+        return glex_desc_srcs_c(d)[i];
+    return (glex_src_t){ .node = d->dest_id, .vp = d->dest_vp, .seq = d->seq_id };
+}
+
+static int read_refused(const glex_fabric_t *f, const glex_task_t *t, uint32_t peer)
+{
+    if (f->p.vtime)
+        return glex_error(GLEX_EINVAL, "job %u: a read transfer (swap_remote_addr) with node %u "
+                          "in virtual time: allowed in real time only", t->job, peer);
+    if (glex_remote(f, peer))
+        return glex_error(GLEX_EINVAL, "job %u: a read transfer (swap_remote_addr) with node %u "
+                          "of another host: allowed between nodes of one host", t->job, peer);
+    return GLEX_OK;
+}
+
+static int read_send(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, glex_unit_shm_t *u)
+{
+    uint32_t me = f->node, myvp = t->vp->index, dunit = glex_job_unit(f, t->job);
+    uint32_t k = read_fanout(d), all = k == 32 ? ~0u : (1u << k) - 1u;
+    int work = 0;
+    if (d->branch && !t->recv_done)
+        return 0; /* a forward offers what its receive read */
+    for (uint32_t i = 0; i < k; i++) {
+        glex_src_t p = read_dest(d, i);
+        uint32_t bit = 1u << i;
+        if (!(t->rd_offered & bit)) {
+            int rc = read_refused(f, t, p.node);
+            if (rc)
+                return rc;
+            glex_ctrl_t r = { .total = t->sbytes, .src = d->local_addr };
+            glex_key_t key = glex_make_key(t->tag, me, myvp, p.seq, p.vp, GLEX_PKT_READY, 0);
+            rc = send_pkt(f, p.node, dunit, key, &r, sizeof r, 0);
+            if (rc == GLEX_EAGAIN) {
+                park(t, u, 1);
+                continue;
+            }
+            if (rc)
+                return rc;
+            count_send(t, 0);
+            glex_ring(f, p.node);
+            t->rd_offered |= bit;
+            work = 1;
+        }
+        if (!(t->rd_read & bit)) {
+            glex_ctrl_t c;
+            glex_key_t key = glex_make_key(t->tag, p.node, p.vp, p.seq, myvp, GLEX_PKT_CREDIT, 0);
+            int got = glex_table_take(f, me, t->unit, key, &c, sizeof c);
+            if (got < 0) {
+                park(t, u, 1);
+                continue;
+            }
+            if (glex_ctrl_check(f, &c, got))
+                return GLEX_EINVAL;
+            if (c.total != t->sbytes)
+                return size_error(t, 0, c.total, t->sbytes);
+            if (c.src != d->local_addr || c.off || c.len)
+                return glex_error(GLEX_EINVAL, "job %u: node %u says it read bytes %llu+%u from "
+                                  "%#llx: this send offered %#llx+%llu", t->job, p.node,
+                                  (unsigned long long)c.off, c.len, (unsigned long long)c.src,
+                                  (unsigned long long)d->local_addr,
+                                  (unsigned long long)t->sbytes);
+            t->rd_read |= bit;
+            work = 1;
+        }
+    }
+    if (t->rd_read == all)
+        t->send_done = 1;
+    return work;
+}
+
+/* the CREDIT that ends a read receive (c.src the buffer it read), or fails
+ * its sender (c.total this receive's size where the sizes differ) */
+static int read_credit(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d,
+                       glex_unit_shm_t *u, const glex_ctrl_t *c)
+{
+    glex_key_t k = glex_make_key(t->tag, f->node, t->vp->index, d->cp_count, d->recv_vp,
+                                 GLEX_PKT_CREDIT, 0);
+    int rc = send_pkt(f, d->recv_id, glex_job_unit(f, t->job), k, c, sizeof *c, 0);
+    if (rc == GLEX_EAGAIN) {
+        park(t, u, 1);
+        return 0;
+    }
+    if (rc)
+        return rc;
+    glex_ring(f, d->recv_id);
+    return 1;
+}
+
+/* a read receive has waited long for its offer: did a sender that writes
+ * (no swap_remote_addr) send an inline packet, or announce a pulsed send?
+ * Fail, and fail a pulsed sender too (a credit of no bytes and no buffer) */
+static int read_recv_mismatch(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d,
+                              glex_unit_shm_t *u)
+{
+    if (t->now - t->started_ns <= MISMATCH_PROBE_NS)
+        return 0;
+    uint8_t buf[GLEX_INLINE_CAP];
+    uint64_t theirs;
+    glex_key_t k = glex_make_key(t->tag, d->recv_id, d->recv_vp, d->cp_count, t->vp->index,
+                                 GLEX_PKT_DATA, 0);
+    int len = take_cp(f, t, k, buf, NULL);
+    if (len >= 0) {
+        theirs = (uint64_t)len;
+    } else {
+        glex_ctrl_t a;
+        k = glex_make_key(t->tag, d->recv_id, d->recv_vp, d->cp_count, t->vp->index,
+                          GLEX_PKT_DATA, GLEX_FRAG_ANNOUNCE);
+        if (glex_table_take(f, f->node, t->unit, k, &a, sizeof a) < 0)
+            return 0;
+        glex_ctrl_t no = { .total = t->bytes };
+        read_credit(f, t, d, u, &no);
+        theirs = a.total;
+    }
+    if (theirs != t->bytes)
+        return size_error(t, 1, theirs, t->bytes);
+    return glex_error(GLEX_EINVAL, "job %u: node %u writes its data where this receive reads it "
+                      "(swap_remote_addr on the receive side only)", t->job, d->recv_id);
+}
+
+static int read_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, glex_unit_shm_t *u)
+{
+    int work = 0, rc;
+    if (!t->r_told) { /* r_told: the offer taken */
+        if ((rc = read_refused(f, t, d->recv_id)))
+            return rc;
+        glex_ctrl_t c;
+        glex_key_t k = glex_make_key(t->tag, d->recv_id, d->recv_vp, d->cp_count, t->vp->index,
+                                     GLEX_PKT_READY, 0);
+        int got = glex_table_take(f, f->node, t->unit, k, &c, sizeof c);
+        if (got < 0) {
+            park(t, u, 0);
+            return read_recv_mismatch(f, t, d, u);
+        }
+        if (glex_ctrl_check(f, &c, got))
+            return GLEX_EINVAL;
+        if (c.total != t->bytes || (t->bytes && !c.src) || c.len || c.dst) {
+            glex_ctrl_t no = { .total = t->bytes };
+            if (c.len)
+                glex_eager_return(f, f->node, t->unit, &c); /* an eager sender's pages */
+            read_credit(f, t, d, u, &no); /* the sender fails too, if it reads credits */
+            if (c.total != t->bytes)
+                return size_error(t, 1, c.total, t->bytes);
+            return glex_error(GLEX_EINVAL, "job %u: node %u sent a pulse of %u bytes where this "
+                              "receive reads its buffer (swap_remote_addr on one side only)",
+                              t->job, d->recv_id, c.len);
+        }
+        t->r_src = c.src;
+        t->r_told = 1;
+        work = 1;
+    }
+    if (t->r_pulled < t->bytes) { /* one pulse a pass */
+        uint64_t n = t->bytes - t->r_pulled < DIRECT_PULSE_MAX ? t->bytes - t->r_pulled
+                                                               : DIRECT_PULSE_MAX;
+        void *to = (uint8_t *)(uintptr_t)d->recv_addr + t->r_pulled;
+        if ((rc = glex_rdma_read(f, d->recv_id, to, t->r_src + t->r_pulled, n)))
+            return rc;
+        glex_rdma_landed(to, n);
+        count_recv(t, n);
+        atomic_fetch_add_explicit(&u->dma_reads, 1, memory_order_relaxed);
+        t->r_pulled += n;
+        return 1;
+    }
+    glex_ctrl_t done = { .total = t->bytes, .src = t->r_src };
+    if ((rc = read_credit(f, t, d, u, &done)) <= 0)
+        return rc ? rc : work;
+    t->recv_done = 1;
+    return 1;
+}
+
 /* ---------------------------------------------------------------- multicast
  * A multicast send injects each packet once; the routers copy it down the
  * group's tree (glex_emu_net.c counts the links).  Each member's copies land
@@ -1232,13 +1424,17 @@ static int step_coll(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d)
     do {
         w = 0;
         if (!t->send_done) {
-            int rc = d->mcast ? mcast_send(f, t, d, u) : coll_send(f, t, d, u);
+            int rc = d->mcast              ? mcast_send(f, t, d, u)
+                     : d->swap_remote_addr ? read_send(f, t, d, u)
+                                           : coll_send(f, t, d, u);
             if (rc < 0)
                 return rc;
             w |= rc;
         }
         if (!t->recv_done) {
-            int rc = d->mcast ? mcast_recv(f, t, d, u) : coll_recv(f, t, d, u);
+            int rc = d->mcast              ? mcast_recv(f, t, d, u)
+                     : d->swap_remote_addr ? read_recv(f, t, d, u)
+                                           : coll_recv(f, t, d, u);
             if (rc < 0)
                 return rc;
             w |= rc;
@@ -1702,6 +1898,12 @@ static void stalled(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, uint
         const glex_src_t *src = &glex_desc_srcs_c(d)[t->r_frag < d->branch ? t->r_frag : 0];
         peer = src->node;
         pvp = src->vp;
+    } else if (!receiving && d->kind == GLEX_DESC_COLL && d->fanout > 1) {
+        uint32_t i = 0; /* the first destination that has not read the offer */
+        while (i + 1 < d->fanout && (t->rd_read >> i & 1u))
+            i++;
+        peer = glex_desc_srcs_c(d)[i].node;
+        pvp = glex_desc_srcs_c(d)[i].vp;
     }
     const char *what = d->kind == GLEX_DESC_MP ? "room in an open receive queue"
                        : receiving             ? "packet"

@@ -317,6 +317,8 @@ static inline size_t glex_desc_used(const glex_desc_t *d)
         extra = d->inline_len;
     else if (d->kind == GLEX_DESC_COLL && d->branch > 1 && !d->src_range)
         extra = d->branch * sizeof(glex_src_t);
+    else if (d->kind == GLEX_DESC_COLL && d->fanout > 1)
+        extra = d->fanout * sizeof(glex_src_t);
     if (extra > sizeof d->data)
         extra = sizeof d->data;
     return offsetof(glex_desc_t, data) + extra;

@@ -22,6 +22,8 @@ typedef enum {
                             modeled routers (doc/multicast.md) */
     GLEX_ALGO_TWO_LEVEL, /* node-aware: within each host, then between hosts, then back
                             (doc/multinode.md) */
+    GLEX_ALGO_FLAT_READ, /* bcast on one host: every receiver's NIC reads the root's
+                            buffer (doc/algorithms.md) */
     GLEX_ALGO_COUNT
 } glex_algo_t;
 

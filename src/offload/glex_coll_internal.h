@@ -139,6 +139,12 @@ void glex_sc_combine_many(glex_sched_t *s, const uint32_t *peers, const uint32_t
  * what arrives (recv = ref op packet: swap_local_data), in place of a local
  * copy of ref into the receive buffer first */
 void glex_sc_operand(glex_sched_t *s, uint64_t ref);
+/* read transfers (one host, real time): one descriptor offers ref to k =
+ * 1..GLEX_MAX_FANOUT peers (each with SeqID seq), whose NICs read it; the
+ * receive that reads it from peer */
+void glex_sc_read_offer(glex_sched_t *s, const uint32_t *peers, uint32_t k, uint32_t seq,
+                        uint64_t ref, uint64_t cnt);
+void glex_sc_read_recv(glex_sched_t *s, uint32_t peer, uint32_t seq, uint64_t ref, uint64_t cnt);
 void glex_sc_need_tmp(glex_sched_t *s, uint64_t bytes);
 
 /* shapes shared by algorithms */

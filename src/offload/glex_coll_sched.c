@@ -124,6 +124,38 @@ void glex_sc_combine_many(glex_sched_t *s, const uint32_t *peers, const uint32_t
     }
 }
 
+void glex_sc_read_offer(glex_sched_t *s, const uint32_t *peers, uint32_t k, uint32_t seq,
+                        uint64_t ref, uint64_t cnt)
+{
+    glex_desc_t *d = emit(s);
+    if (!d)
+        return;
+    set_dest(s, d, peers[0], seq); /* the first destination, for diagnostics */
+    d->swap_remote_addr = 1;
+    if (k > 1) {
+        d->fanout = (uint8_t)k;
+        glex_src_t *dst = glex_desc_srcs(d);
+        for (uint32_t i = 0; i < k; i++) {
+            dst[i].node = s->g->nodes[peers[i]];
+            dst[i].vp = s->g->vps[peers[i]];
+            dst[i].seq = (uint8_t)(seq % GLEX_MAX_SEQ);
+        }
+    }
+    d->local_addr = ref;
+    d->send_count = cnt;
+}
+
+void glex_sc_read_recv(glex_sched_t *s, uint32_t peer, uint32_t seq, uint64_t ref, uint64_t cnt)
+{
+    glex_desc_t *d = emit(s);
+    if (!d)
+        return;
+    set_src(s, d, peer, seq, false);
+    d->swap_remote_addr = 1;
+    d->recv_addr = ref;
+    d->count = cnt;
+}
+
 void glex_sc_local(glex_sched_t *s, uint64_t sref, uint64_t dref, uint64_t cnt, bool red)
 {
     glex_desc_t *d = emit(s);

@@ -17,12 +17,13 @@ static const char *const kind_names[GLEX_COLL_KIND_COUNT] = { "bcast", "reduce",
                                                               "barrier" };
 static const char *const algo_names[GLEX_ALGO_COUNT] = { "auto", "binomial", "recursive_doubling",
                                                          "rabenseifner", "double_tree", "direct",
-                                                         "multicast", "two_level" };
+                                                         "multicast", "two_level", "flat_read" };
 /* which algorithms exist for each collective (bit per glex_algo_t) */
 static const unsigned algo_mask[GLEX_COLL_KIND_COUNT] = {
     [GLEX_COLL_BCAST] = 1u << GLEX_ALGO_AUTO | 1u << GLEX_ALGO_BINOMIAL |
                         1u << GLEX_ALGO_DOUBLE_TREE | 1u << GLEX_ALGO_DIRECT |
-                        1u << GLEX_ALGO_MULTICAST | 1u << GLEX_ALGO_TWO_LEVEL,
+                        1u << GLEX_ALGO_MULTICAST | 1u << GLEX_ALGO_TWO_LEVEL |
+                        1u << GLEX_ALGO_FLAT_READ,
     [GLEX_COLL_REDUCE] = 1u << GLEX_ALGO_AUTO | 1u << GLEX_ALGO_BINOMIAL |
                          1u << GLEX_ALGO_RABENSEIFNER | 1u << GLEX_ALGO_DOUBLE_TREE |
                          1u << GLEX_ALGO_DIRECT | 1u << GLEX_ALGO_TWO_LEVEL,
@@ -89,6 +90,9 @@ bool glex_algo_fits(const glex_group_t *g, const glex_coll_args_t *a, glex_algo_
                               outside the NIC model, so never in virtual time */
         return a->blocking && glex_fabric_params(g->f)->mailboxes > 0 && g->direct_state >= 0 &&
                !glex_vtime_on(g->f);
+    case GLEX_ALGO_FLAT_READ: /* the NICs' reads reach this host's memory; virtual time
+                                 models the pushed protocol it was calibrated with */
+        return n >= 2 && g->nhosts <= 1 && !glex_vtime_on(g->f);
     case GLEX_ALGO_MULTICAST: /* the group's tree set up or not tried yet, every member a
                                  node of its own, at most 32 descriptors (SeqIDs) */
         return g->mcast_state >= 0 && g->mcast_shape &&
@@ -135,8 +139,16 @@ static const sel_row_t allreduce_rows[] = {
 static const sel_row_t reduce_rows[] = {
     { 1, 1, ANY, GLEX_ALGO_BINOMIAL },
 };
-/* bcast: binomial, except large messages in groups of 8 and more */
+/* bcast: with more processes than cores, flat_read (every member's NIC
+ * reads the root's buffer: one step, no member waits for another but the
+ * root, so no chain of context switches) - at 8 and 16 on 2 cores 1.5-8x
+ * faster than the trees at every size, at 4 from 2 KiB (below even);
+ * otherwise binomial, double tree for large messages in groups of 8 and
+ * more (bench/results/2026-11-28/NOTES.md) */
 static const sel_row_t bcast_rows[] = {
+    { 2, 8, ANY, GLEX_ALGO_FLAT_READ },
+    { 2, 3, 2 * KIB, GLEX_ALGO_BINOMIAL },
+    { 2, 3, ANY, GLEX_ALGO_FLAT_READ },
     { 1, 8, 512 * KIB, GLEX_ALGO_BINOMIAL },
     { 1, 8, 4096 * KIB, GLEX_ALGO_DOUBLE_TREE },
     { 1, 1, ANY, GLEX_ALGO_BINOMIAL },
@@ -154,16 +166,19 @@ static const sel_row_t bcast_vtime_rows[] = {
     { 1, 1, ANY, GLEX_ALGO_AUTO },
 };
 
-static glex_algo_t lookup(const sel_row_t *rows, size_t nrows, uint32_t ppc, uint32_t n,
-                          uint64_t bytes)
+/* the first row that matches and whose algorithm fits the call (AUTO: the
+ * caller decides) */
+static glex_algo_t lookup(const glex_group_t *g, const glex_coll_args_t *a, const sel_row_t *rows,
+                          size_t nrows, uint32_t ppc, uint32_t n, uint64_t bytes)
 {
     for (size_t i = 0; i < nrows; i++)
-        if (ppc >= rows[i].min_ppc && n >= rows[i].min_n && bytes < rows[i].below)
+        if (ppc >= rows[i].min_ppc && n >= rows[i].min_n && bytes < rows[i].below &&
+            (rows[i].algo == GLEX_ALGO_AUTO || glex_algo_fits(g, a, rows[i].algo)))
             return rows[i].algo;
     return GLEX_ALGO_BINOMIAL;
 }
 
-#define LOOKUP(rows, ppc, n, bytes) lookup(rows, sizeof rows / sizeof rows[0], ppc, n, bytes)
+#define LOOKUP(rows, ppc, n, bytes) lookup(g, a, rows, sizeof rows / sizeof rows[0], ppc, n, bytes)
 
 glex_algo_t glex_algo_auto(const glex_group_t *g, const glex_coll_args_t *a)
 {
@@ -180,7 +195,7 @@ glex_algo_t glex_algo_auto(const glex_group_t *g, const glex_coll_args_t *a)
     switch (a->kind) {
     case GLEX_COLL_BCAST:
         algo = glex_vtime_on(g->f) ? LOOKUP(bcast_vtime_rows, ppc, n, bytes) : GLEX_ALGO_AUTO;
-        if (algo == GLEX_ALGO_AUTO || !glex_algo_fits(g, a, algo))
+        if (algo == GLEX_ALGO_AUTO)
             algo = LOOKUP(bcast_rows, ppc, n, bytes);
         break;
     case GLEX_COLL_REDUCE: algo = LOOKUP(reduce_rows, ppc, n, bytes); break;

@@ -25,14 +25,14 @@ if [ ! -x "$prefix/bin/mpicc" ] || [ ! -x "$prefix/bin/mpiexec" ]; then
 fi
 
 progs="coll_ops comms fallback pt2pt late_root nic_counts"
-# every algorithm name of each collective, and the two non-offload modes
-ar_algos="auto binomial recursive_doubling rabenseifner double_tree direct multicast host mpich"
+# every algorithm name of the collectives, and the two non-offload modes
+ar_algos="auto binomial recursive_doubling rabenseifner double_tree direct multicast flat_read host mpich"
 valid() { # valid KIND ALGO: is ALGO a GLEX_<KIND>_ALGO value?
   case $1:$2 in
     *:auto|*:binomial|*:direct|*:host|*:mpich) return 0 ;;
     ALLREDUCE:recursive_doubling|ALLREDUCE:rabenseifner|ALLREDUCE:double_tree) return 0 ;;
     REDUCE:rabenseifner|REDUCE:double_tree|BCAST:double_tree|BARRIER:recursive_doubling) return 0 ;;
-    ALLREDUCE:multicast|BCAST:multicast) return 0 ;;
+    ALLREDUCE:multicast|BCAST:multicast|BCAST:flat_read) return 0 ;;
   esac
   return 1
 }
@@ -52,8 +52,8 @@ for np in $nps; do
     run "$p" "$np" -- "$out/$p"
   done
   for a in $ar_algos; do
-    set -- "GLEX_ALLREDUCE_ALGO=$a"
-    for k in REDUCE BCAST BARRIER; do
+    set --
+    for k in ALLREDUCE REDUCE BCAST BARRIER; do
       if valid $k $a; then set -- "$@" "GLEX_${k}_ALGO=$a"; fi
     done
     run coll_ops "$np" "$@" -- "$out/coll_ops" $quick
