@@ -73,8 +73,12 @@ int glex_desc_validate(const glex_fabric_t *f, uint32_t vp, const glex_desc_t *d
                       GLEX_MAX_SEQ - 1);
             }
         }
-        RANGE(fanout, 0, d->cp && d->swap_remote_addr ? GLEX_MAX_FANOUT : 1);
-        if (d->fanout > 1) { /* a read send's destinations, listed */
+        /* many destinations: a read send's offer, or an inline packet (not a
+         * forward: the list takes the inline area a counter trigger's does) */
+        RANGE(fanout, 0, d->cp && (d->swap_remote_addr || (!d->branch && !d->mcast &&
+                                                            d->send_count * es <= p->inline_max))
+                             ? GLEX_MAX_FANOUT : 1);
+        if (d->fanout > 1) { /* the destinations, listed */
             const glex_src_t *dst = glex_desc_srcs_c(d);
             for (uint32_t i = 0; i < d->fanout; i++) {
                 CHECK(dst[i].node < f->nnodes, "data destination node", dst[i].node, 0,

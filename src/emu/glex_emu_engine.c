@@ -62,8 +62,8 @@ typedef struct glex_task {
      * the sender so), else r_split becomes bytes */
     int r_told;
     uint64_t r_split, r_src, r_pulled;
-    uint32_t rd_offered, rd_read;     /* a read send: destinations offered / that read it
-                                         (bit i: destination i) */
+    uint32_t fo_sent, rd_read;        /* destinations sent to (a read send: offered) / that
+                                         read it (bit i: destination i) */
     uint32_t n_sent, n_recv, n_alu;   /* the task's data packets and ALU operations */
     uint32_t n_alu_elems;             /* elements those ALU operations combined */
     uint64_t vt;                      /* GLEX_VTIME: the task's virtual clock (ps) */
@@ -258,7 +258,7 @@ static void reset_desc_state(glex_task_t *t)
     t->s_asked = t->r_credit = 0;
     t->r_told = 0;
     t->r_split = t->r_src = t->r_pulled = 0;
-    t->rd_offered = t->rd_read = 0;
+    t->fo_sent = t->rd_read = 0;
     t->pulse = 0;
     t->mc_n = t->mc_frags = t->mc_injected = 0;
     t->mc_inited = 0;
@@ -441,25 +441,44 @@ static int offers_buffer(const glex_fabric_t *f, const glex_task_t *t, const gle
     return !d->branch && pull_possible(f, t->sbytes, d->dest_id);
 }
 
-/* send side of a COLL descriptor; returns 1 if it progressed */
-static int coll_send(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, glex_unit_shm_t *u)
+/* a send's destinations: dest_id/dest_vp/seq_id, or with fanout = 2..32 (an
+ * inline send or a read transfer's offer) those listed in the inline area */
+static uint32_t desc_fanout(const glex_desc_t *d) { return d->fanout > 1 ? d->fanout : 1u; }
+
+static glex_src_t desc_dest(const glex_desc_t *d, uint32_t i)
 {
+    if (d->fanout > 1)
+        return glex_desc_srcs_c(d)[i];
+    return (glex_src_t){ .node = d->dest_id, .vp = d->dest_vp, .seq = d->seq_id };
+}
+
+static uint32_t desc_all(const glex_desc_t *d)
+{
+    uint32_t k = desc_fanout(d);
+    return k == 32 ? ~0u : (1u << k) - 1u;
+}
+
+/* an inline send: one CP packet to each destination, each once */
+static int inline_send(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, glex_unit_shm_t *u)
+{
+    uint32_t me = f->node, myvp = t->vp->index, dunit = glex_job_unit(f, t->job);
     int work = 0;
-    uint32_t me = f->node, myvp = t->vp->index;
-    uint32_t dunit = glex_job_unit(f, t->job);
-    if (t->sbytes <= f->p.inline_max) {
-        if (d->swap_remote_data && d->branch && !t->recv_done)
-            return 0;
+    if (d->swap_remote_data && d->branch && !t->recv_done)
+        return 0;
+    for (uint32_t i = 0; i < desc_fanout(d); i++) {
+        glex_src_t p = desc_dest(d, i);
+        if (t->fo_sent >> i & 1u)
+            continue;
         jitter(f);
-        glex_key_t k = glex_make_key(t->tag, me, myvp, d->seq_id, d->dest_vp, GLEX_PKT_DATA, 0);
+        glex_key_t k = glex_make_key(t->tag, me, myvp, p.seq, p.vp, GLEX_PKT_DATA, 0);
         /* a forward sends what its receive produced: after it */
         uint64_t vt = f->p.vtime ? vt_inject(f, t->vs, d->swap_remote_data ? t->vr : 0, t->sbytes)
                                  : 0;
-        int rc = send_cp(f, d->dest_id, dunit, k, (const void *)(uintptr_t)d->local_addr,
-                         (uint32_t)t->sbytes, vt, t->job, d->dest_vp);
+        int rc = send_cp(f, p.node, dunit, k, (const void *)(uintptr_t)d->local_addr,
+                         (uint32_t)t->sbytes, vt, t->job, p.vp);
         if (rc == GLEX_EAGAIN) {
             park(t, u, 1);
-            return 0;
+            continue;
         }
         if (rc)
             return rc;
@@ -468,10 +487,23 @@ static int coll_send(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
             vt_note(&t->sev, &t->nsev, &t->sev_cap, t->sbytes, vt);
         }
         count_send(t, t->sbytes);
-        glex_ring(f, d->dest_id);
-        t->send_done = 1;
-        return 1;
+        glex_ring(f, p.node);
+        t->fo_sent |= 1u << i;
+        work = 1;
     }
+    if (t->fo_sent == desc_all(d))
+        t->send_done = 1;
+    return work;
+}
+
+/* send side of a COLL descriptor; returns 1 if it progressed */
+static int coll_send(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, glex_unit_shm_t *u)
+{
+    int work = 0;
+    uint32_t me = f->node, myvp = t->vp->index;
+    uint32_t dunit = glex_job_unit(f, t->job);
+    if (t->sbytes <= f->p.inline_max)
+        return inline_send(f, t, d, u);
     if (!t->s_asked && !t->s_done && eager_size(f, t->sbytes, d->dest_id, d->dest_id)) {
         int rc = eager_send(f, t, d, u);
         if (rc || !t->s_asked)
@@ -1026,15 +1058,6 @@ static int coll_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
  * once (a flat bcast's root).  The DMA reaches only this host's memory, and
  * virtual time keeps the calibrated pushed protocol: both refused. */
 
-static uint32_t read_fanout(const glex_desc_t *d) { return d->fanout > 1 ? d->fanout : 1u; }
-
-static glex_src_t read_dest(const glex_desc_t *d, uint32_t i)
-{
-    if (d->fanout > 1)
-        return glex_desc_srcs_c(d)[i];
-    return (glex_src_t){ .node = d->dest_id, .vp = d->dest_vp, .seq = d->seq_id };
-}
-
 static int read_refused(const glex_fabric_t *f, const glex_task_t *t, uint32_t peer)
 {
     if (f->p.vtime)
@@ -1049,14 +1072,14 @@ static int read_refused(const glex_fabric_t *f, const glex_task_t *t, uint32_t p
 static int read_send(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, glex_unit_shm_t *u)
 {
     uint32_t me = f->node, myvp = t->vp->index, dunit = glex_job_unit(f, t->job);
-    uint32_t k = read_fanout(d), all = k == 32 ? ~0u : (1u << k) - 1u;
+    uint32_t k = desc_fanout(d);
     int work = 0;
     if (d->branch && !t->recv_done)
         return 0; /* a forward offers what its receive read */
     for (uint32_t i = 0; i < k; i++) {
-        glex_src_t p = read_dest(d, i);
+        glex_src_t p = desc_dest(d, i);
         uint32_t bit = 1u << i;
-        if (!(t->rd_offered & bit)) {
+        if (!(t->fo_sent & bit)) {
             int rc = read_refused(f, t, p.node);
             if (rc)
                 return rc;
@@ -1071,7 +1094,7 @@ static int read_send(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
                 return rc;
             count_send(t, 0);
             glex_ring(f, p.node);
-            t->rd_offered |= bit;
+            t->fo_sent |= bit;
             work = 1;
         }
         if (!(t->rd_read & bit)) {
@@ -1096,7 +1119,7 @@ static int read_send(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
             work = 1;
         }
     }
-    if (t->rd_read == all)
+    if (t->rd_read == desc_all(d))
         t->send_done = 1;
     return work;
 }
@@ -1899,8 +1922,9 @@ static void stalled(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, uint
         peer = src->node;
         pvp = src->vp;
     } else if (!receiving && d->kind == GLEX_DESC_COLL && d->fanout > 1) {
-        uint32_t i = 0; /* the first destination that has not read the offer */
-        while (i + 1 < d->fanout && (t->rd_read >> i & 1u))
+        uint32_t i = 0; /* the first destination not reached (that has not read the offer) */
+        uint32_t done = d->swap_remote_addr ? t->rd_read : t->fo_sent;
+        while (i + 1 < d->fanout && (done >> i & 1u))
             i++;
         peer = glex_desc_srcs_c(d)[i].node;
         pvp = glex_desc_srcs_c(d)[i].vp;

@@ -1,7 +1,7 @@
-/* glex_coll_bcast.c - broadcast schedules: binomial tree, double binary
+/* glex_coll_bcast.c - broadcast schedules: binomial tree and double binary
  * tree (two complementary in-order trees, each carrying half, pipelined in
- * segments) and flat_read (every member's NIC reads the root's buffer).
- * Also used as the second phase of allreduce. */
+ * segments); flat_read is in glex_coll_flat.c.  Also used as the second
+ * phase of allreduce. */
 #include "glex_coll_internal.h"
 
 #define REAL(v) (((v) + root) % s->g->size)
@@ -113,33 +113,15 @@ void glex_reduce_dtree(glex_sched_t *s, uint32_t root, uint64_t acc, uint64_t cn
     dtree_walk(s, root, acc, cnt, seqbase, true);
 }
 
-/* flat_read: the root offers its buffer to every other member at once (a
- * descriptor per GLEX_MAX_FANOUT of them), each member's NIC reads the whole
- * message from there: nothing is forwarded, no member waits for another
- * but the root, and the root's host copies nothing */
-static void bcast_flat_read(glex_sched_t *s, uint32_t root, uint64_t buf, uint64_t cnt)
-{
-    uint32_t n = s->g->size, peers[GLEX_MAX_FANOUT], k = 0;
-    if (s->g->rank != root) {
-        glex_sc_read_recv(s, root, 0, buf, cnt);
-        return;
-    }
-    for (uint32_t v = 1; v < n; v++) {
-        peers[k++] = REAL(v);
-        if (k == GLEX_MAX_FANOUT || v == n - 1) {
-            glex_sc_read_offer(s, peers, k, 0, buf, cnt);
-            k = 0;
-        }
-    }
-}
-
 void glex_build_bcast(glex_sched_t *s, glex_algo_t algo)
 {
     uint64_t buf = REF(BUF_RECV, 0);
     if (algo == GLEX_ALGO_MULTICAST)
         glex_bcast_mcast(s, s->a->root, buf, s->a->count);
+    else if (algo == GLEX_ALGO_FLAT)
+        glex_bcast_flat(s, s->a->root, buf, s->a->count);
     else if (algo == GLEX_ALGO_FLAT_READ)
-        bcast_flat_read(s, s->a->root, buf, s->a->count);
+        glex_bcast_flat_read(s, s->a->root, buf, s->a->count);
     else if (algo == GLEX_ALGO_DOUBLE_TREE)
         glex_bcast_dtree(s, s->a->root, buf, s->a->count, 0);
     else

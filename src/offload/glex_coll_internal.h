@@ -139,11 +139,12 @@ void glex_sc_combine_many(glex_sched_t *s, const uint32_t *peers, const uint32_t
  * what arrives (recv = ref op packet: swap_local_data), in place of a local
  * copy of ref into the receive buffer first */
 void glex_sc_operand(glex_sched_t *s, uint64_t ref);
-/* read transfers (one host, real time): one descriptor offers ref to k =
- * 1..GLEX_MAX_FANOUT peers (each with SeqID seq), whose NICs read it; the
- * receive that reads it from peer */
-void glex_sc_read_offer(glex_sched_t *s, const uint32_t *peers, uint32_t k, uint32_t seq,
-                        uint64_t ref, uint64_t cnt);
+/* one descriptor sends ref to k = 1..GLEX_MAX_FANOUT peers (each with
+ * SeqID seq): an inline packet each, or (read: a read transfer, one host,
+ * real time) an offer each, whose NICs read it; the receive that reads it
+ * from peer */
+void glex_sc_send_many(glex_sched_t *s, const uint32_t *peers, uint32_t k, uint32_t seq,
+                       uint64_t ref, uint64_t cnt, bool read);
 void glex_sc_read_recv(glex_sched_t *s, uint32_t peer, uint32_t seq, uint64_t ref, uint64_t cnt);
 void glex_sc_need_tmp(glex_sched_t *s, uint64_t bytes);
 
@@ -195,6 +196,13 @@ void glex_bcast_binomial(glex_sched_t *s, uint32_t root, uint64_t buf, uint64_t 
 /* two_level (glex_coll_hier.c): each host's members, then their leaders
  * across hosts, then each host again */
 void glex_build_two_level(glex_sched_t *s);
+/* one-step schedules (glex_coll_flat.c): flat_read bcast; flat reduce,
+ * allreduce and barrier (inline-sized, up to 17 members: glex_flat_fits) */
+void glex_bcast_flat_read(glex_sched_t *s, uint32_t root, uint64_t buf, uint64_t cnt);
+bool glex_flat_fits(const glex_group_t *g, uint64_t bytes);
+void glex_reduce_flat(glex_sched_t *s, uint32_t root, uint64_t acc, uint64_t src, uint64_t cnt);
+void glex_allreduce_flat(glex_sched_t *s, uint64_t acc, uint64_t src, uint64_t cnt);
+void glex_bcast_flat(glex_sched_t *s, uint32_t root, uint64_t buf, uint64_t cnt);
 /* ---- policy (glex_coll_select.c): the one home of thresholds ---- */
 /* does algorithm a fit this call? */
 bool glex_algo_fits(const glex_group_t *g, const glex_coll_args_t *a, glex_algo_t algo);

@@ -172,11 +172,14 @@ void glex_build_reduce(glex_sched_t *s, glex_algo_t algo)
     uint64_t bytes = a->count * s->es;
     uint64_t acc = am_root ? REF(BUF_RECV, 0) : REF(BUF_TMP, 0);
     uint64_t src = (am_root && s->inplace) ? REF(BUF_RECV, 0) : REF(BUF_SEND, 0);
-    if (!am_root && algo != GLEX_ALGO_BINOMIAL && algo != GLEX_ALGO_AUTO)
+    if (!am_root && algo != GLEX_ALGO_BINOMIAL && algo != GLEX_ALGO_AUTO && algo != GLEX_ALGO_FLAT)
         glex_sc_need_tmp(s, bytes);
     switch (algo) {
     case GLEX_ALGO_RABENSEIFNER:
         rabenseifner(s, a->root, acc, src, a->count, false);
+        break;
+    case GLEX_ALGO_FLAT:
+        glex_reduce_flat(s, a->root, acc, src, a->count);
         break;
     case GLEX_ALGO_DOUBLE_TREE:
         if (src != acc && a->count)
@@ -207,6 +210,9 @@ void glex_build_allreduce(glex_sched_t *s, glex_algo_t algo)
         break;
     case GLEX_ALGO_RABENSEIFNER:
         rabenseifner(s, 0, acc, src, cnt, true);
+        break;
+    case GLEX_ALGO_FLAT:
+        glex_allreduce_flat(s, acc, src, cnt);
         break;
     case GLEX_ALGO_DOUBLE_TREE:
         if (src != acc && cnt)

@@ -124,14 +124,14 @@ void glex_sc_combine_many(glex_sched_t *s, const uint32_t *peers, const uint32_t
     }
 }
 
-void glex_sc_read_offer(glex_sched_t *s, const uint32_t *peers, uint32_t k, uint32_t seq,
-                        uint64_t ref, uint64_t cnt)
+void glex_sc_send_many(glex_sched_t *s, const uint32_t *peers, uint32_t k, uint32_t seq,
+                       uint64_t ref, uint64_t cnt, bool read)
 {
     glex_desc_t *d = emit(s);
     if (!d)
         return;
     set_dest(s, d, peers[0], seq); /* the first destination, for diagnostics */
-    d->swap_remote_addr = 1;
+    d->swap_remote_addr = read;
     if (k > 1) {
         d->fanout = (uint8_t)k;
         glex_src_t *dst = glex_desc_srcs(d);

@@ -17,23 +17,26 @@ static const char *const kind_names[GLEX_COLL_KIND_COUNT] = { "bcast", "reduce",
                                                               "barrier" };
 static const char *const algo_names[GLEX_ALGO_COUNT] = { "auto", "binomial", "recursive_doubling",
                                                          "rabenseifner", "double_tree", "direct",
-                                                         "multicast", "two_level", "flat_read" };
+                                                         "multicast", "two_level", "flat_read",
+                                                         "flat" };
 /* which algorithms exist for each collective (bit per glex_algo_t) */
 static const unsigned algo_mask[GLEX_COLL_KIND_COUNT] = {
     [GLEX_COLL_BCAST] = 1u << GLEX_ALGO_AUTO | 1u << GLEX_ALGO_BINOMIAL |
                         1u << GLEX_ALGO_DOUBLE_TREE | 1u << GLEX_ALGO_DIRECT |
                         1u << GLEX_ALGO_MULTICAST | 1u << GLEX_ALGO_TWO_LEVEL |
-                        1u << GLEX_ALGO_FLAT_READ,
+                        1u << GLEX_ALGO_FLAT_READ | 1u << GLEX_ALGO_FLAT,
     [GLEX_COLL_REDUCE] = 1u << GLEX_ALGO_AUTO | 1u << GLEX_ALGO_BINOMIAL |
                          1u << GLEX_ALGO_RABENSEIFNER | 1u << GLEX_ALGO_DOUBLE_TREE |
-                         1u << GLEX_ALGO_DIRECT | 1u << GLEX_ALGO_TWO_LEVEL,
+                         1u << GLEX_ALGO_DIRECT | 1u << GLEX_ALGO_TWO_LEVEL |
+                         1u << GLEX_ALGO_FLAT,
     [GLEX_COLL_ALLREDUCE] = 1u << GLEX_ALGO_AUTO | 1u << GLEX_ALGO_BINOMIAL |
                             1u << GLEX_ALGO_RECURSIVE_DOUBLING | 1u << GLEX_ALGO_RABENSEIFNER |
                             1u << GLEX_ALGO_DOUBLE_TREE | 1u << GLEX_ALGO_DIRECT |
-                            1u << GLEX_ALGO_MULTICAST | 1u << GLEX_ALGO_TWO_LEVEL,
+                            1u << GLEX_ALGO_MULTICAST | 1u << GLEX_ALGO_TWO_LEVEL |
+                            1u << GLEX_ALGO_FLAT,
     [GLEX_COLL_BARRIER] = 1u << GLEX_ALGO_AUTO | 1u << GLEX_ALGO_BINOMIAL |
                           1u << GLEX_ALGO_RECURSIVE_DOUBLING | 1u << GLEX_ALGO_DIRECT |
-                          1u << GLEX_ALGO_TWO_LEVEL,
+                          1u << GLEX_ALGO_TWO_LEVEL | 1u << GLEX_ALGO_FLAT,
 };
 
 const char *glex_coll_kind_name(glex_coll_kind_t k)
@@ -90,6 +93,9 @@ bool glex_algo_fits(const glex_group_t *g, const glex_coll_args_t *a, glex_algo_
                               outside the NIC model, so never in virtual time */
         return a->blocking && glex_fabric_params(g->f)->mailboxes > 0 && g->direct_state >= 0 &&
                !glex_vtime_on(g->f);
+    case GLEX_ALGO_FLAT: /* one inline packet a member, one counter trigger (16 sources) */
+        return glex_flat_fits(g, a->kind == GLEX_COLL_BARRIER ? 0
+                                                               : a->count * glex_type_size(a->type));
     case GLEX_ALGO_FLAT_READ: /* the NICs' reads reach this host's memory; virtual time
                                  models the pushed protocol it was calibrated with */
         return n >= 2 && g->nhosts <= 1 && !glex_vtime_on(g->f);
@@ -119,12 +125,16 @@ typedef struct {
     glex_algo_t algo;
 } sel_row_t;
 
-/* allreduce: recursive doubling while it fits (fewest steps); oversubscribed,
+/* allreduce: with more processes than cores, an inline-sized vector takes
+ * flat (one step: every process sends to all; OSU 8-32 B at 8 ranks on 2
+ * cores 52-56 against 79-114 us, at 16 209-250 against 355-565,
+ * bench/results/2026-11-28/NOTES.md).  Recursive doubling while it fits (fewest steps); oversubscribed,
  * a binomial reduce + bcast sends fewer messages (2(n-1) against n log n),
  * and each message costs a context switch; Rabenseifner for large vectors
  * from 4 processes (at 2 its halves cost two steps where recursive doubling
  * takes one: OSU 1 MiB 118 against 80 us, bench/results/2026-11-26) */
 static const sel_row_t allreduce_rows[] = {
+    { 2, 3, 64, GLEX_ALGO_FLAT },
     { 3, 1, 64, GLEX_ALGO_RECURSIVE_DOUBLING },
     { 3, 1, 512 * KIB, GLEX_ALGO_BINOMIAL },
     { 1, 1, 512 * KIB, GLEX_ALGO_RECURSIVE_DOUBLING },
@@ -135,17 +145,23 @@ static const sel_row_t allreduce_rows[] = {
  * counter-triggered descriptor when inline).  glex-bench favoured double tree
  * from 16 KiB to 1 MiB, but through MPI it falls off at 512 KiB (2 processes:
  * 340 against 102 us) and Rabenseifner trails binomial at 2 and 4 processes
- * from 64 KiB to 4 MiB (bench/results/osu) */
+ * from 64 KiB to 4 MiB (bench/results/osu).  With more processes than cores
+ * an inline-sized vector takes flat (every packet to the root's one counter
+ * trigger: 8-32 B at 16 ranks on 2 cores 20-25 against 122-142 us) */
 static const sel_row_t reduce_rows[] = {
+    { 2, 3, 64, GLEX_ALGO_FLAT },
     { 1, 1, ANY, GLEX_ALGO_BINOMIAL },
 };
 /* bcast: with more processes than cores, flat_read (every member's NIC
  * reads the root's buffer: one step, no member waits for another but the
  * root, so no chain of context switches) - at 8 and 16 on 2 cores 1.5-8x
- * faster than the trees at every size, at 4 from 2 KiB (below even);
+ * faster than the trees at every size, at 4 from 2 KiB (below even); an
+ * inline-sized one flat (the root's packet to all at once: 8-32 B at 4 ranks
+ * 4.4-8.6 against 11-37 us);
  * otherwise binomial, double tree for large messages in groups of 8 and
  * more (bench/results/2026-11-28/NOTES.md) */
 static const sel_row_t bcast_rows[] = {
+    { 2, 3, 64, GLEX_ALGO_FLAT },
     { 2, 8, ANY, GLEX_ALGO_FLAT_READ },
     { 2, 3, 2 * KIB, GLEX_ALGO_BINOMIAL },
     { 2, 3, ANY, GLEX_ALGO_FLAT_READ },
@@ -204,8 +220,12 @@ glex_algo_t glex_algo_auto(const glex_group_t *g, const glex_coll_args_t *a)
      * binomial reduce + bcast takes 2 log2(n) one-way steps.  With more
      * processes than cores the binomial sends fewer messages (2(n-1) against
      * n log2 n, each a context switch), yet OSU's barrier at 4, 8 and 16 on
-     * 2 cores is 1.1-2x faster recursive-doubling (NOTES 2026-11-27) */
-    default: return GLEX_ALGO_RECURSIVE_DOUBLING;
+     * 2 cores is 1.1-2x faster recursive-doubling (NOTES 2026-11-27), and
+     * flat (one step, n(n-1) empty packets) faster still: 16 ranks 221-262
+     * against 376-398 us (NOTES 2026-11-28) */
+    default:
+        return ppc >= 2 && n >= 3 && glex_algo_fits(g, a, GLEX_ALGO_FLAT)
+                   ? GLEX_ALGO_FLAT : GLEX_ALGO_RECURSIVE_DOUBLING;
     }
     /* a choice that does not fit the call (too few elements) */
     if (!glex_algo_fits(g, a, algo))

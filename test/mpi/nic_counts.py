@@ -24,6 +24,16 @@ each) with 'auto' at this size:
                  per 32 of them; each rank's NIC reads it (one DMA read)
   MPI_Barrier    recursive doubling of empty packets: as MPI_Allreduce,
                  without ALU work
+  flat           where 'auto' picks it (more processes than cores): reduce:
+                 every rank sends its packet to the root, whose counter
+                 trigger combines them in rank order (one descriptor at
+                 root 0); allreduce: every rank sends its packet to all
+                 others (one descriptor), then combines all n in rank order:
+                 rank 0 with one counter trigger, rank r > 0 takes rank
+                 0's packet, combines ranks 1..r-1, its own data (a local
+                 step), ranks r+1..n-1; barrier: empty packets to all, one
+                 counter trigger over the n-1 others; bcast: the root's
+                 packet to all others from one descriptor
 
 Per call, 'offload' runs one task; 'host-based' one task per descriptor.
 Prints TAP; exits 1 on a mismatch."""
@@ -47,6 +57,16 @@ def expected(kind, algo, v, n):
     """(descriptors, packets sent, packets received, ALU ops) of rank v per call"""
     if algo == "flat_read":
         return ((n - 1 + 31) // 32, n - 1, 0, 0) if v == 0 else (1, 0, 1, 0)
+    if algo == "flat":
+        if kind == "MPI_Bcast":
+            return (1, n - 1, 0, 0) if v == 0 else (1, 0, 1, 0)
+        if kind == "MPI_Reduce":
+            return (1, 0, n - 1, n - 1) if v == 0 else (1, 1, 0, 0)
+        if kind == "MPI_Barrier":
+            return (2, n - 1, n - 1, 0)
+        if v == 0:
+            return (2, n - 1, n - 1, n - 1)
+        return (3 + (v >= 2) + (v < n - 1), n - 1, n - 1, n - 1)
     kids, parent = children(v, n)
     k = len(kids)
     if kind == "MPI_Reduce":
@@ -71,8 +91,8 @@ def expected(kind, algo, v, n):
 
 
 # what 'auto' may pick at 8 bytes (the counts follow the one reported)
-ALGO = {"MPI_Allreduce": ("recursive_doubling",), "MPI_Reduce": ("binomial",),
-        "MPI_Bcast": ("binomial", "flat_read"), "MPI_Barrier": ("recursive_doubling",)}
+ALGO = {"MPI_Allreduce": ("recursive_doubling", "flat"), "MPI_Reduce": ("binomial", "flat"),
+        "MPI_Bcast": ("binomial", "flat", "flat_read"), "MPI_Barrier": ("recursive_doubling", "flat")}
 
 LINE = re.compile(r"glex: rank (\d+) comm context (\S+) size (\d+) rank (\d+): (\S+) (\S+) (.+?): "
                   r"(\d+) calls, (\d+) tasks, (\d+) descriptors, (\d+) packets sent, "

@@ -26,13 +26,14 @@ fi
 
 progs="coll_ops comms fallback pt2pt late_root nic_counts"
 # every algorithm name of the collectives, and the two non-offload modes
-ar_algos="auto binomial recursive_doubling rabenseifner double_tree direct multicast flat_read host mpich"
+ar_algos="auto binomial recursive_doubling rabenseifner double_tree direct multicast flat_read flat host mpich"
 valid() { # valid KIND ALGO: is ALGO a GLEX_<KIND>_ALGO value?
   case $1:$2 in
     *:auto|*:binomial|*:direct|*:host|*:mpich) return 0 ;;
     ALLREDUCE:recursive_doubling|ALLREDUCE:rabenseifner|ALLREDUCE:double_tree) return 0 ;;
     REDUCE:rabenseifner|REDUCE:double_tree|BCAST:double_tree|BARRIER:recursive_doubling) return 0 ;;
     ALLREDUCE:multicast|BCAST:multicast|BCAST:flat_read) return 0 ;;
+    ALLREDUCE:flat|REDUCE:flat|BARRIER:flat) return 0 ;;
   esac
   return 1
 }
@@ -101,7 +102,7 @@ fi
 if env GLEX_ALLREDUCE_ALGO=fastest timeout "$limit" "$prefix/bin/mpiexec" -n 2 "$out/comms" \
      >"$out/log" 2>&1; then
   notok "GLEX_ALLREDUCE_ALGO=fastest was accepted"
-elif grep -q "GLEX_ALLREDUCE_ALGO=fastest is invalid: allowed auto, binomial, recursive_doubling, rabenseifner, double_tree, direct, multicast, two_level, host or mpich" "$out/log"; then
+elif grep -q "GLEX_ALLREDUCE_ALGO=fastest is invalid: allowed auto, binomial, recursive_doubling, rabenseifner, double_tree, direct, multicast, two_level, flat, host or mpich" "$out/log"; then
   ok "GLEX_ALLREDUCE_ALGO=fastest fails MPI_Init naming the valid values"
 else
   notok "GLEX_ALLREDUCE_ALGO=fastest: message missing"; tail "$out/log" | sed 's/^/# /'
