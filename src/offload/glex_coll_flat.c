@@ -31,6 +31,28 @@ bool glex_flat_fits(const glex_group_t *g, uint64_t bytes)
            bytes <= glex_fabric_params(g->f)->inline_max;
 }
 
+/* every member but this one, in rank order; returns how many */
+static uint32_t others(const glex_sched_t *s, uint32_t *peers)
+{
+    uint32_t k = 0;
+    for (uint32_t r = 0; r < s->g->size; r++)
+        if (r != s->g->rank)
+            peers[k++] = r;
+    return k;
+}
+
+/* where this member's own data is when its combines need it: a member
+ * other than rank 0 receives rank 0's packet into acc first, so in place
+ * (src is acc) its data is saved in tmp */
+static uint64_t own_data(glex_sched_t *s, uint64_t acc, uint64_t src, uint64_t cnt)
+{
+    if (s->g->rank == 0 || src != acc || !cnt)
+        return src;
+    glex_sc_need_tmp(s, cnt * s->es);
+    glex_sc_local(s, src, REF(BUF_TMP, 0), cnt, false);
+    return REF(BUF_TMP, 0);
+}
+
 /* combine the packets of ranks [lo, hi) into acc, in rank order */
 static void combine_range(glex_sched_t *s, uint32_t lo, uint32_t hi, uint64_t acc, uint64_t cnt)
 {
@@ -44,15 +66,14 @@ static void combine_range(glex_sched_t *s, uint32_t lo, uint32_t hi, uint64_t ac
 }
 
 /* acc = x0 op x1 op ... op x(n-1), left to right, x(rank) this member's own
- * (at own, which a copy into tmp saved where it is acc) */
+ * at own (own_data) */
 static void combine_all(glex_sched_t *s, uint64_t acc, uint64_t own, uint64_t cnt)
 {
     uint32_t n = s->g->size, me = s->g->rank;
     if (!cnt) { /* a barrier: nothing to combine, every packet in */
-        uint32_t peers[GLEX_MAX_BRANCH], seqs[GLEX_MAX_BRANCH], k = 0;
-        for (uint32_t r = 0; r < n; r++)
-            if (r != me)
-                peers[k] = r, seqs[k++] = SEQ_FLAT;
+        uint32_t peers[GLEX_MAX_BRANCH], seqs[GLEX_MAX_BRANCH], k = others(s, peers);
+        for (uint32_t i = 0; i < k; i++)
+            seqs[i] = SEQ_FLAT;
         if (k == 1)
             glex_sc_recv(s, peers[0], SEQ_FLAT, acc, 0, false);
         else
@@ -77,12 +98,7 @@ void glex_reduce_flat(glex_sched_t *s, uint32_t root, uint64_t acc, uint64_t src
         glex_sc_send(s, root, SEQ_FLAT, src, cnt);
         return;
     }
-    if (root != 0 && src == acc && cnt) { /* in place: keep its own data from x0's receive */
-        glex_sc_need_tmp(s, cnt * s->es);
-        glex_sc_local(s, src, REF(BUF_TMP, 0), cnt, false);
-        src = REF(BUF_TMP, 0);
-    }
-    combine_all(s, acc, src, cnt);
+    combine_all(s, acc, own_data(s, acc, src, cnt), cnt);
 }
 
 /* the root's inline packet to every other member, from one descriptor */
@@ -104,15 +120,8 @@ void glex_bcast_flat(glex_sched_t *s, uint32_t root, uint64_t buf, uint64_t cnt)
  * by its packet to all: bench/results/2026-11-28/NOTES.md) */
 void glex_allreduce_flat(glex_sched_t *s, uint64_t acc, uint64_t src, uint64_t cnt)
 {
-    uint32_t n = s->g->size, me = s->g->rank, peers[GLEX_MAX_BRANCH], k = 0;
-    for (uint32_t r = 0; r < n; r++)
-        if (r != me)
-            peers[k++] = r;
-    if (me != 0 && src == acc && cnt) { /* in place: as reduce's root */
-        glex_sc_need_tmp(s, cnt * s->es);
-        glex_sc_local(s, src, REF(BUF_TMP, 0), cnt, false);
-        src = REF(BUF_TMP, 0);
-    }
-    glex_sc_send_many(s, peers, k, SEQ_FLAT, src, cnt, false);
-    combine_all(s, acc, src, cnt);
+    uint32_t peers[GLEX_MAX_BRANCH], k = others(s, peers);
+    uint64_t own = own_data(s, acc, src, cnt);
+    glex_sc_send_many(s, peers, k, SEQ_FLAT, own, cnt, false);
+    combine_all(s, acc, own, cnt);
 }
