@@ -437,6 +437,7 @@ static int rank_mismatch(glex_tctx_t *c)
     static const struct {
         uint64_t s, r;
         int sst, rst; /* expected statuses: sender, receiver */
+        int reads;    /* read transfer (swap_remote_addr): bit 0 the send, bit 1 the receive */
     } cases[] = {
         { 40, 20, GLEX_OK, GLEX_ETRUNC },            /* inline (48 bytes), larger sender */
         { 20, 40, GLEX_OK, GLEX_ESIZE },             /* inline, smaller sender */
@@ -450,49 +451,28 @@ static int rank_mismatch(glex_tctx_t *c)
         { 100000, 4000, GLEX_ESIZE, GLEX_ETRUNC },   /* pulsed sender, eager receiver */
         { 8, 4000, GLEX_OK, GLEX_ESIZE },            /* inline sender, eager receiver */
         { 4000, 8, GLEX_OK, GLEX_ETRUNC },           /* eager sender, inline receiver */
+        /* the receiver's NIC reads the sender's buffer: on both sides or,
+         * by mistake, on one */
+        { 100000, 100000, GLEX_OK, GLEX_OK, 3 },
+        { 8, 8, GLEX_OK, GLEX_OK, 3 },
+        { 0, 0, GLEX_OK, GLEX_OK, 3 },
+        { 100000, 70000, GLEX_ESIZE, GLEX_ETRUNC, 3 },
+        { 70000, 100000, GLEX_ESIZE, GLEX_ESIZE, 3 },
+        { 100000, 100000, GLEX_EINVAL, GLEX_EINVAL, 1 }, /* the send reads, the receive not */
+        { 100000, 100000, GLEX_EINVAL, GLEX_EINVAL, 2 }, /* pulsed sender, read receive */
+        { 4000, 4000, GLEX_OK, GLEX_EINVAL, 2 },         /* eager sender, read receive */
+        { 8, 8, GLEX_OK, GLEX_EINVAL, 2 },               /* inline sender, read receive */
     };
+    static const char *const reading[4] = { "", "read on the send, ", "read on the receive, ",
+                                             "read on both sides, " };
     uint64_t key = 1000;
-    /* read transfers (swap_remote_addr): the receiver's NIC reads the
-     * sender's buffer; on both sides or, by mistake, on one */
-    static const struct {
-        uint64_t s, r;
-        int reads, sst, rst;
-    } rcases[] = {
-        { 100000, 100000, 3, GLEX_OK, GLEX_OK },
-        { 8, 8, 3, GLEX_OK, GLEX_OK },
-        { 0, 0, 3, GLEX_OK, GLEX_OK },
-        { 100000, 70000, 3, GLEX_ESIZE, GLEX_ETRUNC },
-        { 70000, 100000, 3, GLEX_ESIZE, GLEX_ESIZE },
-        { 100000, 100000, 1, GLEX_EINVAL, GLEX_EINVAL }, /* the send reads, the receive not */
-        { 100000, 100000, 2, GLEX_EINVAL, GLEX_EINVAL }, /* pulsed sender, read receive */
-        { 4000, 4000, 2, GLEX_OK, GLEX_EINVAL },         /* eager sender, read receive */
-        { 8, 8, 2, GLEX_OK, GLEX_EINVAL },               /* inline sender, read receive */
-    };
-    for (size_t i = 0; i < sizeof rcases / sizeof rcases[0]; i++) {
-        static const char *const how[4] = { "", "the send", "the receive", "both sides" };
-        int id = glex_case(c, "read on %s, %llu bytes to a receive of %llu: sender %s, "
-                           "receiver %s, no hang", how[rcases[i].reads],
-                           (unsigned long long)rcases[i].s, (unsigned long long)rcases[i].r,
-                           glex_strerror(rcases[i].sst), glex_strerror(rcases[i].rst));
-        int st = 99;
-        int rc = xfer_read(c, key++, rcases[i].s, rcases[i].r, rcases[i].reads, &st);
-        int want = c->rank == 0 ? rcases[i].sst : rcases[i].rst;
-        if (rc || st != want)
-            glex_case_fail(c, id, "rank %d: rc %d status %d (%s), expected %d: %s", c->rank, rc,
-                           st, glex_strerror(st), want, glex_vp_failure(c->vp));
-        id = glex_case(c, "then the same JobID moves %llu bytes correctly",
-                       (unsigned long long)rcases[i].r);
-        rc = xfer(c, key++, rcases[i].r, rcases[i].r, &st);
-        if (rc || st)
-            glex_case_fail(c, id, "rank %d: rc %d status %d: %s", c->rank, rc, st,
-                           glex_vp_failure(c->vp));
-    }
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        int id = glex_case(c, "send %llu bytes to a receive of %llu: sender %s, receiver %s, no hang",
-                           (unsigned long long)cases[i].s, (unsigned long long)cases[i].r,
-                           glex_strerror(cases[i].sst), glex_strerror(cases[i].rst));
+        int id = glex_case(c, "%ssend %llu bytes to a receive of %llu: sender %s, receiver %s, "
+                           "no hang", reading[cases[i].reads], (unsigned long long)cases[i].s,
+                           (unsigned long long)cases[i].r, glex_strerror(cases[i].sst),
+                           glex_strerror(cases[i].rst));
         int st = 99;
-        int rc = xfer(c, key++, cases[i].s, cases[i].r, &st);
+        int rc = xfer_read(c, key++, cases[i].s, cases[i].r, cases[i].reads, &st);
         int want = c->rank == 0 ? cases[i].sst : cases[i].rst;
         if (rc || st != want)
             glex_case_fail(c, id, "rank %d: rc %d status %d (%s), expected %d: %s", c->rank, rc,

@@ -1124,24 +1124,6 @@ static int read_send(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
     return work;
 }
 
-/* the CREDIT that ends a read receive (c.src the buffer it read), or fails
- * its sender (c.total this receive's size where the sizes differ) */
-static int read_credit(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d,
-                       glex_unit_shm_t *u, const glex_ctrl_t *c)
-{
-    glex_key_t k = glex_make_key(t->tag, f->node, t->vp->index, d->cp_count, d->recv_vp,
-                                 GLEX_PKT_CREDIT, 0);
-    int rc = send_pkt(f, d->recv_id, glex_job_unit(f, t->job), k, c, sizeof *c, 0);
-    if (rc == GLEX_EAGAIN) {
-        park(t, u, 1);
-        return 0;
-    }
-    if (rc)
-        return rc;
-    glex_ring(f, d->recv_id);
-    return 1;
-}
-
 /* a read receive has waited long for its offer: did a sender that writes
  * (no swap_remote_addr) send an inline packet, or announce a pulsed send?
  * Fail, and fail a pulsed sender too (a credit of no bytes and no buffer) */
@@ -1164,7 +1146,7 @@ static int read_recv_mismatch(glex_fabric_t *f, glex_task_t *t, const glex_desc_
         if (glex_table_take(f, f->node, t->unit, k, &a, sizeof a) < 0)
             return 0;
         glex_ctrl_t no = { .total = t->bytes };
-        read_credit(f, t, d, u, &no);
+        grant_credit(f, t, d, u, &no, sizeof no, 0);
         theirs = a.total;
     }
     if (theirs != t->bytes)
@@ -1193,7 +1175,7 @@ static int read_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
             glex_ctrl_t no = { .total = t->bytes };
             if (c.len)
                 glex_eager_return(f, f->node, t->unit, &c); /* an eager sender's pages */
-            read_credit(f, t, d, u, &no); /* the sender fails too, if it reads credits */
+            grant_credit(f, t, d, u, &no, sizeof no, 0); /* the sender fails too, if it reads */
             if (c.total != t->bytes)
                 return size_error(t, 1, c.total, t->bytes);
             return glex_error(GLEX_EINVAL, "job %u: node %u sent a pulse of %u bytes where this "
@@ -1216,8 +1198,9 @@ static int read_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
         t->r_pulled += n;
         return 1;
     }
+    /* a read receive's one CREDIT (number 0): it read the whole */
     glex_ctrl_t done = { .total = t->bytes, .src = t->r_src };
-    if ((rc = read_credit(f, t, d, u, &done)) <= 0)
+    if ((rc = grant_credit(f, t, d, u, &done, sizeof done, 0)) <= 0)
         return rc ? rc : work;
     t->recv_done = 1;
     return 1;

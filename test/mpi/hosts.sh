@@ -61,17 +61,18 @@ for cfg in "2 2" "4 2" "5 4" "8 2"; do
   np=$1 h=$2
   run pt2pt "$np" GLEX_SPLIT_HOSTS="$h" -- "$out/pt2pt"
   run comms "$np" GLEX_SPLIT_HOSTS="$h" -- "$out/comms"
-  for a in auto two_level binomial recursive_doubling rabenseifner double_tree; do
+  for a in auto two_level binomial recursive_doubling rabenseifner double_tree flat; do
     set -- GLEX_SPLIT_HOSTS="$h" GLEX_ALLREDUCE_ALGO="$a"
-    case $a in auto|two_level|binomial|rabenseifner|double_tree) set -- "$@" GLEX_REDUCE_ALGO="$a" ;; esac
-    case $a in auto|two_level|binomial|double_tree) set -- "$@" GLEX_BCAST_ALGO="$a" ;; esac
-    case $a in auto|two_level|binomial|recursive_doubling) set -- "$@" GLEX_BARRIER_ALGO="$a" ;; esac
+    case $a in auto|two_level|binomial|rabenseifner|double_tree|flat) set -- "$@" GLEX_REDUCE_ALGO="$a" ;; esac
+    case $a in auto|two_level|binomial|double_tree|flat) set -- "$@" GLEX_BCAST_ALGO="$a" ;; esac
+    case $a in auto|two_level|binomial|recursive_doubling|flat) set -- "$@" GLEX_BARRIER_ALGO="$a" ;; esac
     run coll_ops "$np" "$@" -- "$out/coll_ops" quick
   done
 done
-# what needs one host falls back: direct and multicast take the NIC model's
+# what needs one host falls back: direct, multicast and flat_read take the NIC model's
 run coll_ops 4 GLEX_SPLIT_HOSTS=2 GLEX_ALLREDUCE_ALGO=direct GLEX_BCAST_ALGO=multicast \
   -- "$out/coll_ops" quick
+run coll_ops 4 GLEX_SPLIT_HOSTS=2 GLEX_BCAST_ALGO=flat_read -- "$out/coll_ops" quick
 
 # 'auto' across hosts is two_level, named in GLEX_VERBOSE's report
 if env GLEX_VERBOSE=1 GLEX_SPLIT_HOSTS=2 timeout "$limit" "$prefix/bin/mpiexec" -n 4 "$out/comms" \
@@ -81,14 +82,17 @@ if env GLEX_VERBOSE=1 GLEX_SPLIT_HOSTS=2 timeout "$limit" "$prefix/bin/mpiexec" 
 else
   notok "auto across 2 hosts: no two_level in GLEX_VERBOSE's report"; tail -10 "$out/log" | sed 's/^/# /'
 fi
-# the NIC counts each flat algorithm implies are the same across hosts
-# (nic_counts.py knows the one-host auto choices: named here)
-flat="GLEX_ALLREDUCE_ALGO=recursive_doubling GLEX_REDUCE_ALGO=binomial GLEX_BCAST_ALGO=binomial
+# the NIC counts each single-level algorithm implies are the same across
+# hosts (nic_counts.py knows the one-host choices: named here), the flat
+# ones' packets between hosts included
+onelevel="GLEX_ALLREDUCE_ALGO=recursive_doubling GLEX_REDUCE_ALGO=binomial GLEX_BCAST_ALGO=binomial
   GLEX_BARRIER_ALGO=recursive_doubling"
 # shellcheck disable=SC2086
-counts 4 offload GLEX_SPLIT_HOSTS=2 $flat
+counts 4 offload GLEX_SPLIT_HOSTS=2 $onelevel
 # shellcheck disable=SC2086
-counts 5 offload GLEX_SPLIT_HOSTS=4 $flat
+counts 5 offload GLEX_SPLIT_HOSTS=4 $onelevel
+counts 5 offload GLEX_SPLIT_HOSTS=2 GLEX_ALLREDUCE_ALGO=flat GLEX_REDUCE_ALGO=flat \
+  GLEX_BCAST_ALGO=flat GLEX_BARRIER_ALGO=flat
 
 # stream BYTES N: pt2pt's stream mode on 2 hosts with GLEX_VERBOSE=2; rc,
 # and from rank 0's counts ring, frag, rndv, wire (fabric messages), writes
