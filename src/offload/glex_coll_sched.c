@@ -147,13 +147,9 @@ void glex_sc_send_many(glex_sched_t *s, const uint32_t *peers, uint32_t k, uint3
 
 void glex_sc_read_recv(glex_sched_t *s, uint32_t peer, uint32_t seq, uint64_t ref, uint64_t cnt)
 {
-    glex_desc_t *d = emit(s);
-    if (!d)
-        return;
-    set_src(s, d, peer, seq, false);
-    d->swap_remote_addr = 1;
-    d->recv_addr = ref;
-    d->count = cnt;
+    glex_sc_recv(s, peer, seq, ref, cnt, false);
+    if (!s->err)
+        s->d[s->n - 1].swap_remote_addr = 1;
 }
 
 void glex_sc_local(glex_sched_t *s, uint64_t sref, uint64_t dref, uint64_t cnt, bool red)
