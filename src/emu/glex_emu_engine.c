@@ -846,6 +846,23 @@ static int grant_credit(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, 
     return 1;
 }
 
+/* this NIC's DMA reads up to max bytes at offset off of the sender's offered
+ * buffer (t->r_src) into the receive buffer: one pulse of a read */
+static int read_pulse(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, glex_unit_shm_t *u,
+                      uint64_t off, uint64_t max)
+{
+    uint64_t n = t->bytes - off < max ? t->bytes - off : max;
+    void *to = (uint8_t *)(uintptr_t)d->recv_addr + off;
+    int rc = glex_rdma_read(f, d->recv_id, to, t->r_src + off, n);
+    if (rc)
+        return rc;
+    glex_rdma_landed(to, n);
+    count_recv(t, n);
+    atomic_fetch_add_explicit(&u->dma_reads, 1, memory_order_relaxed);
+    t->r_pulled += n;
+    return GLEX_OK;
+}
+
 static int coll_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, glex_unit_shm_t *u)
 {
     if (d->branch > 1)
@@ -960,14 +977,8 @@ static int coll_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
         /* read a pulse of the offered half, one per pass of this loop */
         int pulled = 0;
         if (t->r_src && t->r_split + t->r_pulled < t->bytes) {
-            uint64_t off = t->r_split + t->r_pulled;
-            uint64_t n = t->bytes - off < t->pulse ? t->bytes - off : t->pulse;
-            if ((rc = glex_rdma_read(f, d->recv_id, dst + off, t->r_src + off, n)))
+            if ((rc = read_pulse(f, t, d, u, t->r_split + t->r_pulled, t->pulse)))
                 return rc;
-            glex_rdma_landed(dst + off, n);
-            count_recv(t, n);
-            atomic_fetch_add_explicit(&u->dma_reads, 1, memory_order_relaxed);
-            t->r_pulled += n;
             pulled = work = 1;
         }
         /* consume the next pulse, strictly in order */
@@ -1186,18 +1197,8 @@ static int read_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
         t->r_told = 1;
         work = 1;
     }
-    if (t->r_pulled < t->bytes) { /* one pulse a pass */
-        uint64_t n = t->bytes - t->r_pulled < DIRECT_PULSE_MAX ? t->bytes - t->r_pulled
-                                                               : DIRECT_PULSE_MAX;
-        void *to = (uint8_t *)(uintptr_t)d->recv_addr + t->r_pulled;
-        if ((rc = glex_rdma_read(f, d->recv_id, to, t->r_src + t->r_pulled, n)))
-            return rc;
-        glex_rdma_landed(to, n);
-        count_recv(t, n);
-        atomic_fetch_add_explicit(&u->dma_reads, 1, memory_order_relaxed);
-        t->r_pulled += n;
-        return 1;
-    }
+    if (t->r_pulled < t->bytes) /* one pulse a pass */
+        return (rc = read_pulse(f, t, d, u, t->r_pulled, DIRECT_PULSE_MAX)) ? rc : 1;
     /* a read receive's one CREDIT (number 0): it read the whole */
     glex_ctrl_t done = { .total = t->bytes, .src = t->r_src };
     if ((rc = grant_credit(f, t, d, u, &done, sizeof done, 0)) <= 0)
