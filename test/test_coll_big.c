@@ -1,7 +1,8 @@
 /* test_coll_big.c - messages around the 512 KB unit buffer for every
  * collective x algorithm x mode, a 64 MiB allreduce per algorithm through
- * the default 512 KB buffer (pulsed credits), and the direct path across its
- * mailbox/RDMA threshold.  Usage: test_coll_big [n ...] */
+ * the default 512 KB buffer (pulsed credits), flat beyond the eager pages,
+ * and the direct path across its mailbox/RDMA threshold.
+ * Usage: test_coll_big [n ...] */
 #define _POSIX_C_SOURCE 200809L
 #include "glex_test.h"
 #include "glex_test_ref.h"
@@ -274,6 +275,80 @@ static int bcast_segments(glex_tctx_t *c)
     return 0;
 }
 
+static uint64_t eager_asked(glex_tctx_t *c)
+{
+    uint64_t sum = 0;
+    for (uint32_t u = 0; u < glex_fabric_params(c->f)->units; u++) {
+        glex_unit_counters_t uc;
+        glex_unit_counters(c->f, (uint32_t)c->rank, u, &uc);
+        sum += uc.eager_asked;
+    }
+    return sum;
+}
+
+/* Flat above an inline packet, with more data than the receiving units'
+ * eager pages hold: senders wait for credit, which must not hold up any
+ * member's combines (the allreduce's sends are a sequence of their own).
+ * Every kind, offload and host-based, in place and not, and two
+ * nonblocking allreduces in flight at once: every result right, no hang,
+ * and some sender did ask for credit (the wait was exercised). */
+static int flat_beyond_eager(glex_tctx_t *c)
+{
+    static const uint64_t counts[] = { 2048, 8192, 16384 }; /* int32: 8-64 KiB */
+    int id = glex_case(c, "flat beyond the eager pages (%d members): every result right, "
+                          "senders asked for credit", c->n);
+    uint64_t seed = 500, asked = eager_asked(c);
+    for (int kind = 0; kind < GLEX_COLL_BARRIER; kind++)
+        for (int host = 0; host < 2; host++)
+            for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+                glex_coll_args_t a = { .kind = (glex_coll_kind_t)kind, .algo = GLEX_ALGO_FLAT,
+                                       .host_mode = host, .type = GLEX_INT32,
+                                       .op = GLEX_OP_SUM, .count = counts[i],
+                                       .root = (uint32_t)(i % c->n) };
+                const char *e = kind == GLEX_COLL_ALLREDUCE && (i & 1)
+                                    ? check_inplace(c, &a, seed++)
+                                    : check_call(c, &a, seed++);
+                if (e)
+                    glex_case_fail(c, id, "%s %s count %llu: %s", glex_coll_kind_name(a.kind),
+                                   host ? "host" : "offload", (unsigned long long)a.count, e);
+            }
+    /* two in flight */
+    enum { CNT = 8192 };
+    int32_t *s0 = malloc(CNT * 4), *s1 = malloc(CNT * 4), *r0 = malloc(CNT * 4),
+            *r1 = malloc(CNT * 4);
+    for (int k = 0; k < CNT; k++)
+        s0[k] = c->rank + k, s1[k] = 2 * c->rank - k;
+    glex_coll_args_t a = { .kind = GLEX_COLL_ALLREDUCE, .algo = GLEX_ALGO_FLAT,
+                           .type = GLEX_INT32, .op = GLEX_OP_SUM, .count = CNT,
+                           .sendbuf = s0, .recvbuf = r0 };
+    glex_coll_args_t b = a;
+    b.sendbuf = s1;
+    b.recvbuf = r1;
+    glex_req_t *q0 = NULL, *q1 = NULL;
+    int rc = glex_coll_start(c->g, &a, &q0);
+    if (!rc)
+        rc = glex_coll_start(c->g, &b, &q1);
+    if (!rc)
+        rc = glex_coll_wait(q0);
+    if (!rc)
+        rc = glex_coll_wait(q1);
+    glex_coll_req_free(q0);
+    glex_coll_req_free(q1);
+    int32_t tri = c->n * (c->n - 1) / 2;
+    for (int k = 0; !rc && k < CNT; k++)
+        if (r0[k] != tri + c->n * k || r1[k] != 2 * tri - c->n * k) {
+            glex_case_fail(c, id, "two in flight: element %d is %d and %d, expected %d and %d",
+                           k, r0[k], r1[k], tri + c->n * k, 2 * tri - c->n * k);
+            break;
+        }
+    if (rc)
+        glex_case_fail(c, id, "two in flight: rc %d: %s", rc, glex_last_error());
+    free(s0), free(s1), free(r0), free(r1);
+    if (eager_asked(c) == asked && c->rank == 0)
+        glex_case_fail(c, id, "rank 0's units: no sender asked for credit");
+    return 0;
+}
+
 /* The direct path's policy differs between ranks (rank 0 GLEX_STAGE_MAP=0,
  * the others 1): every rank's first direct call is refused with
  * GLEX_EMISMATCH naming the variables, none hangs; the engine algorithms
@@ -381,6 +456,8 @@ int main(int argc, char **argv)
     glex_run_group(5, NULL, offered_half, NULL, 600, "offered half");
     glex_run_group(2, NULL, bcast_segments, NULL, 600, "segments");
     glex_run_group(3, NULL, bcast_segments, NULL, 600, "segments");
+    glex_run_group(9, NULL, flat_beyond_eager, NULL, 600, "flat beyond eager");
+    glex_run_group(17, NULL, flat_beyond_eager, NULL, 600, "flat beyond eager");
     /* the direct path's threshold: default (auto), everything by RDMA, and
      * 16 KiB, at 2, 3 and 5 processes; its policy comes from the
      * environment every rank inherits (glex_coll_policy_from_env) */

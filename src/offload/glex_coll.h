@@ -24,8 +24,9 @@ typedef enum {
                             (doc/multinode.md) */
     GLEX_ALGO_FLAT_READ, /* bcast on one host: every receiver's NIC reads the root's
                             buffer (doc/algorithms.md) */
-    GLEX_ALGO_FLAT,      /* reduce, allreduce, barrier in one step: every member's
-                            inline packet to the root (or all), one counter trigger */
+    GLEX_ALGO_FLAT,      /* bcast, reduce, allreduce, barrier in one step: every
+                            member's vector to the root (or all), combined in rank
+                            order; up to 17 members and GLEX_FLAT_MAX bytes */
     GLEX_ALGO_COUNT
 } glex_algo_t;
 

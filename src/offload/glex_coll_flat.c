@@ -1,10 +1,12 @@
 /* glex_coll_flat.c - one-step schedules, for groups whose members share
  * cores (every step of a tree wakes a process that waits for a core; these
  * take one): flat_read bcast (every member's NIC reads the root's buffer);
- * flat bcast (the root's inline packet to all), reduce, allreduce and
- * barrier (every member sends its vector in one inline packet to the root,
- * or to every other member, whose counter triggers combine them all in rank
- * order: the same order, so the same result, on every member). */
+ * flat bcast (the root's vector to all), reduce, allreduce and barrier
+ * (every member sends its vector to the root, or to every other member,
+ * which combines them all in rank order: the same order, so the same
+ * result, on every member).  An inline-sized vector is one descriptor to
+ * all and one counter trigger over a run of sources; a larger one an eager
+ * message per destination and a receive-combine per source. */
 #include "glex_coll_internal.h"
 
 #define SEQ_FLAT 0u
@@ -27,8 +29,14 @@ void glex_bcast_flat_read(glex_sched_t *s, uint32_t root, uint64_t buf, uint64_t
 
 bool glex_flat_fits(const glex_group_t *g, uint64_t bytes)
 {
-    return g->size >= 2 && g->size - 1 <= GLEX_MAX_BRANCH &&
-           bytes <= glex_fabric_params(g->f)->inline_max;
+    return g->size >= 2 && g->size - 1 <= GLEX_MAX_BRANCH && bytes <= GLEX_FLAT_MAX;
+}
+
+/* one inline packet: one descriptor sends it to all, one counter trigger
+ * combines all */
+static bool inline_sized(const glex_sched_t *s, uint64_t cnt)
+{
+    return cnt * s->es <= glex_fabric_params(s->g->f)->inline_max;
 }
 
 /* every member but this one, in rank order; returns how many */
@@ -53,16 +61,42 @@ static uint64_t own_data(glex_sched_t *s, uint64_t acc, uint64_t src, uint64_t c
     return REF(BUF_TMP, 0);
 }
 
-/* combine the packets of ranks [lo, hi) into acc, in rank order */
-static void combine_range(glex_sched_t *s, uint32_t lo, uint32_t hi, uint64_t acc, uint64_t cnt)
+/* this member's vector to the k members listed: an inline packet from one
+ * descriptor, a larger vector one eager message each, starting after this
+ * member (not all at rank 0's eager pages first) */
+static void send_all(glex_sched_t *s, const uint32_t *peers, uint32_t k, uint64_t ref, uint64_t cnt)
+{
+    if (inline_sized(s, cnt)) {
+        glex_sc_send_many(s, peers, k, SEQ_FLAT, ref, cnt, false);
+        return;
+    }
+    uint32_t first = 0;
+    while (first < k && peers[first] < s->g->rank)
+        first++;
+    for (uint32_t i = 0; i < k; i++)
+        glex_sc_send(s, peers[(first + i) % k], SEQ_FLAT, ref, cnt);
+}
+
+/* combine the vectors of ranks [lo, hi) into acc, in rank order: inline
+ * packets by one counter trigger, larger ones a receive-combine each; the
+ * first combine's other operand at operand when with_operand (not acc) */
+static void combine_range(glex_sched_t *s, uint32_t lo, uint32_t hi, uint64_t acc, uint64_t cnt,
+                          bool with_operand, uint64_t operand)
 {
     uint32_t peers[GLEX_MAX_BRANCH], seqs[GLEX_MAX_BRANCH], k = 0;
     for (uint32_t r = lo; r < hi; r++, k++)
         peers[k] = r, seqs[k] = SEQ_FLAT;
-    if (k == 1)
-        glex_sc_recv(s, lo, SEQ_FLAT, acc, cnt, true);
-    else if (k > 1)
+    if (glex_sc_many_fits(s, cnt, (int)k)) {
         glex_sc_combine_many(s, peers, seqs, (int)k, acc, cnt, -1, 0);
+        if (with_operand)
+            glex_sc_operand(s, operand);
+        return;
+    }
+    for (uint32_t i = 0; i < k; i++) {
+        glex_sc_recv(s, peers[i], SEQ_FLAT, acc, cnt, true);
+        if (i == 0 && with_operand)
+            glex_sc_operand(s, operand);
+    }
 }
 
 /* acc = x0 op x1 op ... op x(n-1), left to right, x(rank) this member's own
@@ -81,15 +115,13 @@ static void combine_all(glex_sched_t *s, uint64_t acc, uint64_t own, uint64_t cn
         return;
     }
     if (me == 0) { /* x0 is its own: the first combine takes it from there */
-        combine_range(s, 1, n, acc, cnt);
-        if (own != acc)
-            glex_sc_operand(s, own);
+        combine_range(s, 1, n, acc, cnt, own != acc, own);
         return;
     }
     glex_sc_recv(s, 0, SEQ_FLAT, acc, cnt, false);
-    combine_range(s, 1, me, acc, cnt);
+    combine_range(s, 1, me, acc, cnt, false, 0);
     glex_sc_local(s, own, acc, cnt, true);
-    combine_range(s, me + 1, n, acc, cnt);
+    combine_range(s, me + 1, n, acc, cnt, false, 0);
 }
 
 void glex_reduce_flat(glex_sched_t *s, uint32_t root, uint64_t acc, uint64_t src, uint64_t cnt)
@@ -111,7 +143,7 @@ void glex_bcast_flat(glex_sched_t *s, uint32_t root, uint64_t buf, uint64_t cnt)
     }
     for (uint32_t v = 1; v < n; v++)
         peers[k++] = (root + v) % n;
-    glex_sc_send_many(s, peers, k, SEQ_FLAT, buf, cnt, false);
+    send_all(s, peers, k, buf, cnt);
 }
 
 /* every member's packet to all others, then all n combined in rank order
@@ -121,7 +153,29 @@ void glex_bcast_flat(glex_sched_t *s, uint32_t root, uint64_t buf, uint64_t cnt)
 void glex_allreduce_flat(glex_sched_t *s, uint64_t acc, uint64_t src, uint64_t cnt)
 {
     uint32_t peers[GLEX_MAX_BRANCH], k = others(s, peers);
-    uint64_t own = own_data(s, acc, src, cnt);
-    glex_sc_send_many(s, peers, k, SEQ_FLAT, own, cnt, false);
-    combine_all(s, acc, own, cnt);
+    if (inline_sized(s, cnt)) { /* each send done at once: one sequence */
+        uint64_t own = own_data(s, acc, src, cnt);
+        send_all(s, peers, k, own, cnt);
+        combine_all(s, acc, own, cnt);
+        return;
+    }
+    /* Larger vectors: a send may wait for its receiver's credit (no eager
+     * pages free there), so the sends are a sequence of their own, run
+     * alongside the combines (no member's combines wait for its sends: no
+     * cycle).  In place, the combines go to tmp while the sends read acc;
+     * the sends' last step, an empty packet to this member itself, lets the
+     * result be copied into acc once they are done. */
+    bool inplace = src == acc;
+    uint64_t res = inplace ? REF(BUF_TMP, 0) : acc;
+    send_all(s, peers, k, src, cnt);
+    if (inplace)
+        glex_sc_send(s, s->g->rank, SEQ_FLAT, 0, 0);
+    s->split = s->n;
+    if (inplace)
+        glex_sc_need_tmp(s, cnt * s->es);
+    combine_all(s, res, src, cnt);
+    if (inplace) {
+        glex_sc_recv(s, s->g->rank, SEQ_FLAT, 0, 0, false);
+        glex_sc_local(s, res, acc, cnt, false);
+    }
 }

@@ -203,16 +203,24 @@ static int compile(glex_group_t *g, const glex_coll_args_t *a, glex_plan_t *p)
         free(s.d);
         return s.err;
     }
+    if (s.split >= s.n)
+        s.split = 0;
     s.d[0].ch = 1;
+    if (s.split) { /* two sequences */
+        s.d[s.split - 1].ct = s.d[s.split - 1].coll_end_flag = 1;
+        s.d[s.split].ch = 1;
+    }
     s.d[s.n - 1].ct = 1;
     s.d[s.n - 1].coll_end_flag = 1;
     /* checked once here: every call posts the plan by reference */
-    if ((s.err = glex_list_check(g->vp, s.d, s.n))) {
+    if ((s.split && (s.err = glex_list_check(g->vp, s.d, s.split))) ||
+        (s.err = glex_list_check(g->vp, s.d + s.split, s.n - s.split))) {
         free(s.d);
         return s.err;
     }
     p->d = s.d;
     p->n = s.n;
+    p->split = s.split;
     p->tmp_bytes = s.tmp_bytes;
     return GLEX_OK;
 }

@@ -27,6 +27,9 @@ typedef struct glex_plan {
     uint32_t refs;            /* requests using it: never evicted while > 0 */
     glex_desc_t *d;
     uint32_t n;
+    uint32_t split;           /* > 0: [0, split) is posted as a sequence of its own (sends
+                                 that must not hold up the receives after them), [split, n)
+                                 as another; each ends with a CQE */
     uint64_t tmp_bytes;
     void **tmp_free;      /* scratch buffers ready for reuse */
     uint32_t ntmp, captmp;
@@ -120,6 +123,8 @@ typedef struct glex_sched {
     uint32_t n, cap;
     int err;
     uint64_t tmp_bytes;
+    uint32_t split; /* > 0: descriptors [0, split) are a sequence of their own,
+                       run by the NIC alongside the rest (glex_plan_t) */
 } glex_sched_t;
 
 void glex_sc_send(glex_sched_t *s, uint32_t peer, uint32_t seq, uint64_t ref, uint64_t cnt);
@@ -196,8 +201,10 @@ void glex_bcast_binomial(glex_sched_t *s, uint32_t root, uint64_t buf, uint64_t 
 /* two_level (glex_coll_hier.c): each host's members, then their leaders
  * across hosts, then each host again */
 void glex_build_two_level(glex_sched_t *s);
-/* one-step schedules (glex_coll_flat.c): flat_read bcast; flat reduce,
- * allreduce and barrier (inline-sized, up to 17 members: glex_flat_fits) */
+/* one-step schedules (glex_coll_flat.c): flat_read bcast; flat bcast,
+ * reduce, allreduce and barrier (up to 17 members and GLEX_FLAT_MAX bytes:
+ * glex_flat_fits) */
+#define GLEX_FLAT_MAX (64u * 1024u)
 void glex_bcast_flat_read(glex_sched_t *s, uint32_t root, uint64_t buf, uint64_t cnt);
 bool glex_flat_fits(const glex_group_t *g, uint64_t bytes);
 void glex_reduce_flat(glex_sched_t *s, uint32_t root, uint64_t acc, uint64_t src, uint64_t cnt);

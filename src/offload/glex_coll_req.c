@@ -19,6 +19,7 @@ struct glex_req {
     int status;
     int job;
     uint32_t step;       /* host mode: next descriptor to post */
+    uint32_t pending;    /* sequences posted whose CQE has not come */
     uint64_t key;
     uint64_t bases[4];
     void *tmp;
@@ -103,13 +104,17 @@ int glex_coll_resolve(const glex_group_t *g, const glex_coll_args_t *a, glex_alg
     return GLEX_OK;
 }
 
+/* A plan split in two (glex_plan_t.split): its first sequence's CQE
+ * carries the request with this bit set (requests are aligned) */
+#define COOKIE_SPLIT 1u
+
 /* post descriptors [from, from+n) of the plan by reference (one sequence,
  * no copy); GLEX_EAGAIN when the DQ is full */
 static int post_range(glex_req_t *r, uint32_t from, uint32_t n)
 {
     glex_post_regs_t regs;
     memcpy(regs.base, r->bases, sizeof regs.base);
-    regs.cookie = (uint64_t)(uintptr_t)r;
+    regs.cookie = (uint64_t)(uintptr_t)r | (from < r->plan->split ? COOKIE_SPLIT : 0u);
     regs.job_id = (uint8_t)r->job;
     regs.flags = r->host ? GLEX_POST_HOST_ALU : 0; /* host-based: the host combines */
     regs.gen_add = r->gen_add;
@@ -167,14 +172,25 @@ static void advance(glex_req_t *r)
         r->state = REQ_NEED_POST;
     }
     if (r->state == REQ_NEED_POST) {
-        int rc = r->host ? post_range(r, r->step, 1) : post_range(r, 0, r->plan->n);
+        uint32_t split = r->plan->split;
+        int rc = GLEX_OK;
+        /* a split plan: its first sequence whole (in host mode too: sends,
+         * no combine), then the rest as usual */
+        if (split && r->step == 0 && !(rc = post_range(r, 0, split)))
+            r->step = split, r->pending++;
+        if (!rc)
+            rc = post_range(r, r->step, r->host ? 1 : r->plan->n - r->step);
         if (rc == GLEX_EAGAIN)
             return;
-        if (rc) {
-            finish(r, rc);
+        if (rc) { /* a first sequence posted ends first */
+            if (r->pending)
+                r->status = rc, r->state = REQ_RUNNING;
+            else
+                finish(r, rc);
             return;
         }
-        r->step += r->host ? 1 : r->plan->n;
+        r->step = r->host ? r->step + 1 : r->plan->n;
+        r->pending++;
         r->state = REQ_RUNNING;
     }
 }
@@ -199,9 +215,10 @@ static void drain_cq(glex_vp_t *vp)
 {
     glex_cqe_t e;
     while (glex_vp_poll_cq(vp, &e)) {
-        glex_req_t *q = (glex_req_t *)(uintptr_t)e.cookie;
-        if (!q || q->state != REQ_RUNNING)
+        glex_req_t *q = (glex_req_t *)(uintptr_t)(e.cookie & ~(uint64_t)COOKIE_SPLIT);
+        if (!q || q->state == REQ_DONE || !q->pending)
             continue;
+        q->pending--;
         q->st.tasks++;
         q->st.descriptors += e.ndesc;
         q->st.sent += e.sent;
@@ -209,14 +226,18 @@ static void drain_cq(glex_vp_t *vp)
         q->st.alu_ops += e.alu_ops;
         if (q->host) /* host-based: the host combined the step's data (GLEX_VTIME) */
             glex_vtime_host_reduce(q->g->f, q->type, e.alu_elems);
-        if (e.status) {
+        if (e.status && !q->status) {
             glex_error(e.status, "%s", glex_vp_failure(vp));
-            finish(q, e.status);
+            q->status = e.status;
         }
-        else if (q->step < q->plan->n)
+        if (q->status) { /* failed: done once no sequence of it runs */
+            if (!q->pending)
+                finish(q, q->status);
+        } else if (!(e.cookie & COOKIE_SPLIT) && q->step < q->plan->n) {
             q->state = REQ_NEED_POST, advance(q);
-        else
+        } else if (!q->pending && q->step == q->plan->n) {
             finish(q, GLEX_OK);
+        }
         if (q->leased && q->state == REQ_DONE)
             lease_kick(q->g);
     }

@@ -127,13 +127,17 @@ typedef struct {
 
 /* allreduce: with more processes than cores, an inline-sized vector takes
  * flat (one step: every process sends to all; OSU 8-32 B at 8 ranks on 2
- * cores 52-56 against 79-114 us, at 16 209-250 against 355-565,
+ * cores 52-56 against 79-114 us, at 16 209-250 against 355-565), and from
+ * 8 processes a vector up to 8 KiB whose messages fit the eager pages (64 B
+ * - 8 KiB at 8 ranks 59-77 against binomial's 104-150 us, at 16 up to 2 KiB
+ * 261-330 against 491-2097; at 4 no faster than recursive doubling:
  * bench/results/2026-11-28/NOTES.md).  Recursive doubling while it fits (fewest steps); oversubscribed,
  * a binomial reduce + bcast sends fewer messages (2(n-1) against n log n),
  * and each message costs a context switch; Rabenseifner for large vectors
  * from 4 processes (at 2 its halves cost two steps where recursive doubling
  * takes one: OSU 1 MiB 118 against 80 us, bench/results/2026-11-26) */
 static const sel_row_t allreduce_rows[] = {
+    { 2, 8, 8 * KIB, GLEX_ALGO_FLAT },
     { 2, 3, 64, GLEX_ALGO_FLAT },
     { 3, 1, 64, GLEX_ALGO_RECURSIVE_DOUBLING },
     { 3, 1, 512 * KIB, GLEX_ALGO_BINOMIAL },
@@ -141,29 +145,32 @@ static const sel_row_t allreduce_rows[] = {
     { 1, 4, ANY, GLEX_ALGO_RABENSEIFNER },
     { 1, 1, ANY, GLEX_ALGO_RECURSIVE_DOUBLING },
 };
-/* reduce: binomial at every size (all children of a node in one
- * counter-triggered descriptor when inline).  glex-bench favoured double tree
+/* reduce: with more processes than cores, flat up to 8 KiB while one step
+ * (64 B - 8 KiB at 4 ranks 5.3-7 against binomial's 7-12 us, at 8 up to 4
+ * KiB 14-19 against 27-62, NOTES 2026-11-28); otherwise binomial at every
+ * size (all children of a node in one counter-triggered descriptor when
+ * inline).  glex-bench favoured double tree
  * from 16 KiB to 1 MiB, but through MPI it falls off at 512 KiB (2 processes:
  * 340 against 102 us) and Rabenseifner trails binomial at 2 and 4 processes
  * from 64 KiB to 4 MiB (bench/results/osu).  With more processes than cores
  * an inline-sized vector takes flat (every packet to the root's one counter
  * trigger: 8-32 B at 16 ranks on 2 cores 20-25 against 122-142 us) */
 static const sel_row_t reduce_rows[] = {
-    { 2, 3, 64, GLEX_ALGO_FLAT },
+    { 2, 3, 8 * KIB, GLEX_ALGO_FLAT },
     { 1, 1, ANY, GLEX_ALGO_BINOMIAL },
 };
 /* bcast: with more processes than cores, flat_read (every member's NIC
  * reads the root's buffer: one step, no member waits for another but the
  * root, so no chain of context switches) - at 8 and 16 on 2 cores 1.5-8x
- * faster than the trees at every size, at 4 from 2 KiB (below even); an
- * inline-sized one flat (the root's packet to all at once: 8-32 B at 4 ranks
- * 4.4-8.6 against 11-37 us);
+ * faster than the trees at every size, at 4 from 8 KiB; below, flat (the
+ * root's vector to all at once: 8-32 B at 4 ranks 4.4-8.6 against 11-37 us,
+ * 64 B - 4 KiB 5.6-12 against binomial's 7.4-16 and flat_read's 9.8-20);
  * otherwise binomial, double tree for large messages in groups of 8 and
  * more (bench/results/2026-11-28/NOTES.md) */
 static const sel_row_t bcast_rows[] = {
     { 2, 3, 64, GLEX_ALGO_FLAT },
     { 2, 8, ANY, GLEX_ALGO_FLAT_READ },
-    { 2, 3, 2 * KIB, GLEX_ALGO_BINOMIAL },
+    { 2, 3, 8 * KIB, GLEX_ALGO_FLAT },
     { 2, 3, ANY, GLEX_ALGO_FLAT_READ },
     { 1, 8, 512 * KIB, GLEX_ALGO_BINOMIAL },
     { 1, 8, 4096 * KIB, GLEX_ALGO_DOUBLE_TREE },
@@ -182,6 +189,16 @@ static const sel_row_t bcast_vtime_rows[] = {
     { 1, 1, ANY, GLEX_ALGO_AUTO },
 };
 
+/* flat in one step: an inline packet a member, or messages that all fit in
+ * half a receiving unit's eager pages (64 KiB, doc/nic-model.md) at once -
+ * beyond, senders wait for credit (16 KiB at 8 ranks: 1 ms) */
+#define FLAT_EAGER_BUDGET (32u * 1024u)
+static bool flat_one_step(const glex_group_t *g, uint64_t bytes)
+{
+    return bytes <= glex_fabric_params(g->f)->inline_max ||
+           (uint64_t)(g->size - 1) * bytes <= FLAT_EAGER_BUDGET;
+}
+
 /* the first row that matches and whose algorithm fits the call (AUTO: the
  * caller decides) */
 static glex_algo_t lookup(const glex_group_t *g, const glex_coll_args_t *a, const sel_row_t *rows,
@@ -189,7 +206,8 @@ static glex_algo_t lookup(const glex_group_t *g, const glex_coll_args_t *a, cons
 {
     for (size_t i = 0; i < nrows; i++)
         if (ppc >= rows[i].min_ppc && n >= rows[i].min_n && bytes < rows[i].below &&
-            (rows[i].algo == GLEX_ALGO_AUTO || glex_algo_fits(g, a, rows[i].algo)))
+            (rows[i].algo == GLEX_ALGO_AUTO || glex_algo_fits(g, a, rows[i].algo)) &&
+            (rows[i].algo != GLEX_ALGO_FLAT || flat_one_step(g, bytes)))
             return rows[i].algo;
     return GLEX_ALGO_BINOMIAL;
 }

@@ -33,7 +33,7 @@ valid() { # valid KIND ALGO: is ALGO a GLEX_<KIND>_ALGO value?
     ALLREDUCE:recursive_doubling|ALLREDUCE:rabenseifner|ALLREDUCE:double_tree) return 0 ;;
     REDUCE:rabenseifner|REDUCE:double_tree|BCAST:double_tree|BARRIER:recursive_doubling) return 0 ;;
     ALLREDUCE:multicast|BCAST:multicast|BCAST:flat_read) return 0 ;;
-    ALLREDUCE:flat|REDUCE:flat|BARRIER:flat) return 0 ;;
+    ALLREDUCE:flat|REDUCE:flat|BCAST:flat|BARRIER:flat) return 0 ;;
   esac
   return 1
 }
