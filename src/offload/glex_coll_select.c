@@ -162,15 +162,17 @@ static const sel_row_t reduce_rows[] = {
 /* bcast: with more processes than cores, flat_read (every member's NIC
  * reads the root's buffer: one step, no member waits for another but the
  * root, so no chain of context switches) - at 8 and 16 on 2 cores 1.5-8x
- * faster than the trees at every size, at 4 from 8 KiB; below, flat (the
- * root's vector to all at once: 8-32 B at 4 ranks 4.4-8.6 against 11-37 us,
- * 64 B - 4 KiB 5.6-12 against binomial's 7.4-16 and flat_read's 9.8-20);
+ * faster than the trees at every size, and than flat at 8 (64 B - 64 KiB
+ * 15-24 against 18-73 us); at 3-7 up to 64 KiB flat (the root's vector to
+ * all at once, an eager message each: at 4 ranks 8-32 B 4.4-8.6 against the
+ * trees' 11-37 us, 64 B - 4 KiB 5.6-12 against 7.4-16, 8-64 KiB 7-15
+ * against flat_read's 17-31);
  * otherwise binomial, double tree for large messages in groups of 8 and
  * more (bench/results/2026-11-28/NOTES.md) */
 static const sel_row_t bcast_rows[] = {
     { 2, 3, 64, GLEX_ALGO_FLAT },
     { 2, 8, ANY, GLEX_ALGO_FLAT_READ },
-    { 2, 3, 8 * KIB, GLEX_ALGO_FLAT },
+    { 2, 3, 64 * KIB + 1, GLEX_ALGO_FLAT },
     { 2, 3, ANY, GLEX_ALGO_FLAT_READ },
     { 1, 8, 512 * KIB, GLEX_ALGO_BINOMIAL },
     { 1, 8, 4096 * KIB, GLEX_ALGO_DOUBLE_TREE },
@@ -189,13 +191,14 @@ static const sel_row_t bcast_vtime_rows[] = {
     { 1, 1, ANY, GLEX_ALGO_AUTO },
 };
 
-/* flat in one step: an inline packet a member, or messages that all fit in
- * half a receiving unit's eager pages (64 KiB, doc/nic-model.md) at once -
- * beyond, senders wait for credit (16 KiB at 8 ranks: 1 ms) */
+/* flat in one step: an inline packet a member, a bcast's one message per
+ * receiver, or the n-1 messages a member receives fitting in half its
+ * unit's eager pages (64 KiB, doc/nic-model.md) at once - beyond, senders
+ * wait for credit (a 16 KiB allreduce at 8 ranks: 1 ms) */
 #define FLAT_EAGER_BUDGET (32u * 1024u)
-static bool flat_one_step(const glex_group_t *g, uint64_t bytes)
+static bool flat_one_step(const glex_group_t *g, const glex_coll_args_t *a, uint64_t bytes)
 {
-    return bytes <= glex_fabric_params(g->f)->inline_max ||
+    return bytes <= glex_fabric_params(g->f)->inline_max || a->kind == GLEX_COLL_BCAST ||
            (uint64_t)(g->size - 1) * bytes <= FLAT_EAGER_BUDGET;
 }
 
@@ -207,7 +210,7 @@ static glex_algo_t lookup(const glex_group_t *g, const glex_coll_args_t *a, cons
     for (size_t i = 0; i < nrows; i++)
         if (ppc >= rows[i].min_ppc && n >= rows[i].min_n && bytes < rows[i].below &&
             (rows[i].algo == GLEX_ALGO_AUTO || glex_algo_fits(g, a, rows[i].algo)) &&
-            (rows[i].algo != GLEX_ALGO_FLAT || flat_one_step(g, bytes)))
+            (rows[i].algo != GLEX_ALGO_FLAT || flat_one_step(g, a, bytes)))
             return rows[i].algo;
     return GLEX_ALGO_BINOMIAL;
 }
