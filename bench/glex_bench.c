@@ -28,7 +28,7 @@ static void usage(FILE *o)
             "usage: glex-bench [options]\n"
             "  -n N          processes (emulated nodes), default 4\n"
             "  -c COLL       bcast|reduce|allreduce|barrier, default allreduce\n"
-            "  -a ALGO       auto|binomial|recursive_doubling|rabenseifner|double_tree|direct|\n                multicast|two_level|flat_read|flat (GLEX_SPLIT_HOSTS: emulated hosts;\n                flat_read: bcast only; flat: not bcast)\n"
+            "  -a ALGO       auto|binomial|recursive_doubling|rabenseifner|double_tree|direct|\n                multicast|two_level|flat_read|flat (GLEX_SPLIT_HOSTS: emulated hosts;\n                flat_read: bcast only)\n"
             "  -H            host-based mode (host posts every step)\n"
             "  -m MIN:MAX    message sizes in bytes, default 8:4194304 (doubles)\n"
             "  -i ITERS      timed iterations per size, default 200 (fewer above 1 MB)\n"

@@ -123,6 +123,7 @@ typedef struct {
     uint32_t min_n;     /* group size, at least */
     uint64_t below;     /* message bytes below this */
     glex_algo_t algo;
+    bool inline_only;   /* flat: only an inline-sized message (one packet) */
 } sel_row_t;
 
 /* allreduce: with more processes than cores, an inline-sized vector takes
@@ -137,13 +138,13 @@ typedef struct {
  * from 4 processes (at 2 its halves cost two steps where recursive doubling
  * takes one: OSU 1 MiB 118 against 80 us, bench/results/2026-11-26) */
 static const sel_row_t allreduce_rows[] = {
-    { 2, 8, 8 * KIB, GLEX_ALGO_FLAT },
-    { 2, 3, 64, GLEX_ALGO_FLAT },
-    { 3, 1, 64, GLEX_ALGO_RECURSIVE_DOUBLING },
-    { 3, 1, 512 * KIB, GLEX_ALGO_BINOMIAL },
-    { 1, 1, 512 * KIB, GLEX_ALGO_RECURSIVE_DOUBLING },
-    { 1, 4, ANY, GLEX_ALGO_RABENSEIFNER },
-    { 1, 1, ANY, GLEX_ALGO_RECURSIVE_DOUBLING },
+    { 2, 8, 8 * KIB, GLEX_ALGO_FLAT, false },
+    { 2, 3, 64, GLEX_ALGO_FLAT, true },
+    { 3, 1, 64, GLEX_ALGO_RECURSIVE_DOUBLING, false },
+    { 3, 1, 512 * KIB, GLEX_ALGO_BINOMIAL, false },
+    { 1, 1, 512 * KIB, GLEX_ALGO_RECURSIVE_DOUBLING, false },
+    { 1, 4, ANY, GLEX_ALGO_RABENSEIFNER, false },
+    { 1, 1, ANY, GLEX_ALGO_RECURSIVE_DOUBLING, false },
 };
 /* reduce: with more processes than cores, flat up to 8 KiB while one step
  * (64 B - 8 KiB at 4 ranks 5.3-7 against binomial's 7-12 us, at 8 up to 4
@@ -156,8 +157,8 @@ static const sel_row_t allreduce_rows[] = {
  * an inline-sized vector takes flat (every packet to the root's one counter
  * trigger: 8-32 B at 16 ranks on 2 cores 20-25 against 122-142 us) */
 static const sel_row_t reduce_rows[] = {
-    { 2, 3, 8 * KIB, GLEX_ALGO_FLAT },
-    { 1, 1, ANY, GLEX_ALGO_BINOMIAL },
+    { 2, 3, 8 * KIB, GLEX_ALGO_FLAT, false },
+    { 1, 1, ANY, GLEX_ALGO_BINOMIAL, false },
 };
 /* bcast: with more processes than cores, flat_read (every member's NIC
  * reads the root's buffer: one step, no member waits for another but the
@@ -170,36 +171,40 @@ static const sel_row_t reduce_rows[] = {
  * otherwise binomial, double tree for large messages in groups of 8 and
  * more (bench/results/2026-11-28/NOTES.md) */
 static const sel_row_t bcast_rows[] = {
-    { 2, 3, 64, GLEX_ALGO_FLAT },
-    { 2, 8, ANY, GLEX_ALGO_FLAT_READ },
-    { 2, 3, 64 * KIB + 1, GLEX_ALGO_FLAT },
-    { 2, 3, ANY, GLEX_ALGO_FLAT_READ },
-    { 1, 8, 512 * KIB, GLEX_ALGO_BINOMIAL },
-    { 1, 8, 4096 * KIB, GLEX_ALGO_DOUBLE_TREE },
-    { 1, 1, ANY, GLEX_ALGO_BINOMIAL },
+    { 2, 3, 64, GLEX_ALGO_FLAT, true },
+    { 2, 8, ANY, GLEX_ALGO_FLAT_READ, false },
+    { 2, 3, 64 * KIB + 1, GLEX_ALGO_FLAT, false },
+    { 2, 3, ANY, GLEX_ALGO_FLAT_READ, false },
+    { 1, 8, 512 * KIB, GLEX_ALGO_BINOMIAL, false },
+    { 1, 8, 4096 * KIB, GLEX_ALGO_DOUBLE_TREE, false },
+    { 1, 1, ANY, GLEX_ALGO_BINOMIAL, false },
 };
 
 /* bcast in virtual time: multicast in the modeled routers while the data
  * is a few packets (glex-vtime mcast at 4-1024 nodes, doc/multicast.md);
  * AUTO: the table above decides */
 static const sel_row_t bcast_vtime_rows[] = {
-    { 1, 256, 32 * KIB, GLEX_ALGO_MULTICAST },
-    { 1, 64, 8 * KIB, GLEX_ALGO_MULTICAST },
-    { 1, 16, 4 * KIB, GLEX_ALGO_MULTICAST },
-    { 1, 4, 2 * KIB, GLEX_ALGO_MULTICAST },
-    { 1, 2, 512, GLEX_ALGO_MULTICAST },
-    { 1, 1, ANY, GLEX_ALGO_AUTO },
+    { 1, 256, 32 * KIB, GLEX_ALGO_MULTICAST, false },
+    { 1, 64, 8 * KIB, GLEX_ALGO_MULTICAST, false },
+    { 1, 16, 4 * KIB, GLEX_ALGO_MULTICAST, false },
+    { 1, 4, 2 * KIB, GLEX_ALGO_MULTICAST, false },
+    { 1, 2, 512, GLEX_ALGO_MULTICAST, false },
+    { 1, 1, ANY, GLEX_ALGO_AUTO, false },
 };
 
-/* flat in one step: an inline packet a member, a bcast's one message per
- * receiver, or the n-1 messages a member receives fitting in half its
- * unit's eager pages (64 KiB, doc/nic-model.md) at once - beyond, senders
- * wait for credit (a 16 KiB allreduce at 8 ranks: 1 ms) */
+/* flat in one step: an inline packet a member, or (unless the row says
+ * inline only) a bcast's one message per receiver, or the n-1 messages a
+ * member receives fitting in half its unit's eager pages (64 KiB,
+ * doc/nic-model.md) at once - beyond, senders wait for credit (a 16 KiB
+ * allreduce at 8 ranks: 1 ms) */
 #define FLAT_EAGER_BUDGET (32u * 1024u)
-static bool flat_one_step(const glex_group_t *g, const glex_coll_args_t *a, uint64_t bytes)
+static bool flat_one_step(const glex_group_t *g, const glex_coll_args_t *a, const sel_row_t *row,
+                          uint64_t bytes)
 {
-    return bytes <= glex_fabric_params(g->f)->inline_max || a->kind == GLEX_COLL_BCAST ||
-           (uint64_t)(g->size - 1) * bytes <= FLAT_EAGER_BUDGET;
+    if (bytes <= glex_fabric_params(g->f)->inline_max)
+        return true;
+    return !row->inline_only && (a->kind == GLEX_COLL_BCAST ||
+                                 (uint64_t)(g->size - 1) * bytes <= FLAT_EAGER_BUDGET);
 }
 
 /* the first row that matches and whose algorithm fits the call (AUTO: the
@@ -210,7 +215,7 @@ static glex_algo_t lookup(const glex_group_t *g, const glex_coll_args_t *a, cons
     for (size_t i = 0; i < nrows; i++)
         if (ppc >= rows[i].min_ppc && n >= rows[i].min_n && bytes < rows[i].below &&
             (rows[i].algo == GLEX_ALGO_AUTO || glex_algo_fits(g, a, rows[i].algo)) &&
-            (rows[i].algo != GLEX_ALGO_FLAT || flat_one_step(g, a, bytes)))
+            (rows[i].algo != GLEX_ALGO_FLAT || flat_one_step(g, a, &rows[i], bytes)))
             return rows[i].algo;
     return GLEX_ALGO_BINOMIAL;
 }
