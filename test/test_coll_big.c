@@ -7,6 +7,7 @@
 #include "glex_test.h"
 #include "glex_test_ref.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,6 +107,21 @@ static int around_buffer(glex_tctx_t *c)
             }
         }
     return 0;
+}
+
+/* a counter of this rank's units (field at offset off of
+ * glex_unit_counters_t), summed over them */
+static uint64_t units_sum(glex_tctx_t *c, size_t off)
+{
+    uint64_t sum = 0;
+    for (uint32_t u = 0; u < glex_fabric_params(c->f)->units; u++) {
+        glex_unit_counters_t uc;
+        uint64_t v;
+        glex_unit_counters(c->f, (uint32_t)c->rank, u, &uc);
+        memcpy(&v, (const char *)&uc + off, sizeof v);
+        sum += v;
+    }
+    return sum;
 }
 
 /* the direct path on both sides of its mailbox/RDMA threshold (GLEX_RDMA_KB
@@ -221,13 +237,7 @@ static int offered_half(glex_tctx_t *c)
     static const uint64_t bytes[] = { 1u << 20, (3u << 20) + 8, 4u << 20, (1u << 20) - 8 };
     int id = glex_case(c, "bcast binomial 1-4 MiB: the root's children read the offered "
                           "second half by DMA, every byte right");
-    uint64_t before = 0, after = 0;
-    uint32_t units = glex_fabric_params(c->f)->units;
-    for (uint32_t u = 0; u < units; u++) {
-        glex_unit_counters_t uc;
-        glex_unit_counters(c->f, (uint32_t)c->rank, u, &uc);
-        before += uc.dma_reads;
-    }
+    uint64_t before = units_sum(c, offsetof(glex_unit_counters_t, dma_reads));
     for (size_t i = 0; i < sizeof bytes / sizeof bytes[0]; i++) {
         glex_coll_args_t a = { .kind = GLEX_COLL_BCAST, .algo = GLEX_ALGO_BINOMIAL,
                                .type = GLEX_INT64, .count = bytes[i] / 8 };
@@ -236,11 +246,7 @@ static int offered_half(glex_tctx_t *c)
             glex_case_fail(c, id, "rank %d, %llu bytes: %s", c->rank,
                            (unsigned long long)bytes[i], e);
     }
-    for (uint32_t u = 0; u < units; u++) {
-        glex_unit_counters_t uc;
-        glex_unit_counters(c->f, (uint32_t)c->rank, u, &uc);
-        after += uc.dma_reads;
-    }
+    uint64_t after = units_sum(c, offsetof(glex_unit_counters_t, dma_reads));
     /* the root's leaf children (a power of two with no child of its own)
      * read; an inner node's receive forwards in the same descriptor (no
      * offer taken), the root receives nothing */
@@ -275,17 +281,6 @@ static int bcast_segments(glex_tctx_t *c)
     return 0;
 }
 
-static uint64_t eager_asked(glex_tctx_t *c)
-{
-    uint64_t sum = 0;
-    for (uint32_t u = 0; u < glex_fabric_params(c->f)->units; u++) {
-        glex_unit_counters_t uc;
-        glex_unit_counters(c->f, (uint32_t)c->rank, u, &uc);
-        sum += uc.eager_asked;
-    }
-    return sum;
-}
-
 /* Flat above an inline packet, with more data than the receiving units'
  * eager pages hold: senders wait for credit, which must not hold up any
  * member's combines (the allreduce's sends are a sequence of their own).
@@ -297,7 +292,8 @@ static int flat_beyond_eager(glex_tctx_t *c)
     static const uint64_t counts[] = { 2048, 8192, 16384 }; /* int32: 8-64 KiB */
     int id = glex_case(c, "flat beyond the eager pages (%d members): every result right, "
                           "senders asked for credit", c->n);
-    uint64_t seed = 500, asked = eager_asked(c);
+    size_t asked_at = offsetof(glex_unit_counters_t, eager_asked);
+    uint64_t seed = 500, asked = units_sum(c, asked_at);
     for (int kind = 0; kind < GLEX_COLL_BARRIER; kind++)
         for (int host = 0; host < 2; host++)
             for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
@@ -344,7 +340,7 @@ static int flat_beyond_eager(glex_tctx_t *c)
     if (rc)
         glex_case_fail(c, id, "two in flight: rc %d: %s", rc, glex_last_error());
     free(s0), free(s1), free(r0), free(r1);
-    if (eager_asked(c) == asked && c->rank == 0)
+    if (units_sum(c, asked_at) == asked && c->rank == 0)
         glex_case_fail(c, id, "rank 0's units: no sender asked for credit");
     return 0;
 }

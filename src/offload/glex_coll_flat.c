@@ -168,11 +168,11 @@ void glex_allreduce_flat(glex_sched_t *s, uint64_t acc, uint64_t src, uint64_t c
     bool inplace = src == acc;
     uint64_t res = inplace ? REF(BUF_TMP, 0) : acc;
     send_all(s, peers, k, src, cnt);
-    if (inplace)
+    if (inplace) {
         glex_sc_send(s, s->g->rank, SEQ_FLAT, 0, 0);
-    s->split = s->n;
-    if (inplace)
         glex_sc_need_tmp(s, cnt * s->es);
+    }
+    s->split = s->n;
     combine_all(s, res, src, cnt);
     if (inplace) {
         glex_sc_recv(s, s->g->rank, SEQ_FLAT, 0, 0, false);
