@@ -7,7 +7,55 @@
 #include "glex_emu_internal.h"
 
 #include <limits.h>
+#include <linux/membarrier.h>
+#include <pthread.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+/* The fence between a waker's write and its look at a sleeper count, and
+ * the one between a sleeper's count and its last look at the condition,
+ * must order a store before a load on both sides (each sees the other's
+ * write, or the sleeper sees the waker's).  A locked instruction on every
+ * message would make the sender wait for its last packet's line to leave
+ * its core, so where the kernel has the asymmetric barrier the sleeper,
+ * rare and about to sleep anyway, pays for both: its membarrier runs a
+ * full barrier on every thread of every process registered here, and the
+ * waker's fence is only the compiler's.  A process not registered keeps
+ * the full fence of its own. */
+static int bell_light; /* this process is registered: a waker's fence is the compiler's */
+static pthread_once_t bell_once = PTHREAD_ONCE_INIT;
+
+static long membarrier_cmd(int cmd)
+{
+    return syscall(__NR_membarrier, cmd, 0, 0);
+}
+
+static void bell_setup_once(void)
+{
+    long q = membarrier_cmd(MEMBARRIER_CMD_QUERY);
+    bell_light = q > 0 && (q & MEMBARRIER_CMD_GLOBAL_EXPEDITED) &&
+                 membarrier_cmd(MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED) == 0;
+}
+
+void glex_bell_setup(void)
+{
+    pthread_once(&bell_once, bell_setup_once);
+}
+
+void glex_waker_fence(void)
+{
+    if (bell_light)
+        atomic_signal_fence(memory_order_seq_cst);
+    else
+        atomic_thread_fence(memory_order_seq_cst);
+}
+
+void glex_sleeper_fence(void)
+{
+    /* from any process: those that did not register fence on their own */
+    if (membarrier_cmd(MEMBARRIER_CMD_GLOBAL_EXPEDITED) != 0)
+        atomic_thread_fence(memory_order_seq_cst);
+}
 
 /* a node of another host is rung by its own process when it applies what
  * came over the fabric (glex_emu_wire.c) */
@@ -68,9 +116,9 @@ int glex_wait(glex_fabric_t *f, uint32_t token, int timeout_ms)
 
 int glex_host_asleep(glex_fabric_t *f, uint32_t node)
 {
-    /* pairs with the fence in glex_wait_until between counting itself as a
-     * sleeper and its last look at the condition */
-    atomic_thread_fence(memory_order_seq_cst);
+    /* pairs with glex_sleeper_fence in glex_wait_until between counting
+     * itself as a sleeper and its last look at the condition */
+    glex_waker_fence();
     return atomic_load_explicit(&glex_node_shm(f, node)->host_sleepers, memory_order_relaxed) != 0;
 }
 

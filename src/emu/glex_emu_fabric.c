@@ -420,6 +420,7 @@ int glex_fabric_open_hosts(const char *job, uint32_t nnodes, uint32_t node_id,
     if (created) /* the job's first process sweeps segments of killed jobs */
         glex_sweep_stale();
     populate(f);
+    glex_bell_setup();
     glex_node_shm_t *n = glex_node_shm(f, node_id);
     uint32_t z = atomic_load(&n->state);
     if (z == GLEX_NODE_ALIVE || !atomic_compare_exchange_strong(&n->state, &z, GLEX_NODE_ALIVE)) {
@@ -435,6 +436,11 @@ int glex_fabric_open_hosts(const char *job, uint32_t nnodes, uint32_t node_id,
     atomic_store(&n->start, start);
     atomic_store(&n->pid, me);
     f->vps = calloc(p.vps_per_node, sizeof *f->vps);
+    f->rq_head_seen = calloc((size_t)nnodes * p.vps_per_node, sizeof *f->rq_head_seen);
+    if (!f->rq_head_seen) {
+        free(f->vps);
+        f->vps = NULL;
+    }
     if (f->vps && f->host_of && (rc = glex_wire_start(f, &glex_wire_rx))) {
         glex_fabric_close(f);
         return rc;
@@ -529,6 +535,7 @@ int glex_fabric_close(glex_fabric_t *f)
     munmap(f->base, f->size);
     glex_dma_unmap_all(f);
     free(f->vps);
+    free(f->rq_head_seen);
     free(f->host_of);
     free(f);
     return GLEX_OK;

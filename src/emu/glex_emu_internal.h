@@ -29,6 +29,13 @@ void glex_unlock(glex_lock_t *l);
 #else
 #define glex_cpu_relax() sched_yield()
 #endif
+/* ask for the cache line at p in a state to write (prefetchw where the CPU
+ * has it; a NOP on x86 CPUs that do not), without waiting for it */
+#if defined(__x86_64__) || defined(__i386__)
+#define glex_prefetch_write(p) __asm__ volatile("prefetchw %0" ::"m"(*(const char *)(p)))
+#else
+#define glex_prefetch_write(p) __builtin_prefetch((p), 1, 3)
+#endif
 /* futex on a shared word: wait while *w == val (timeout_ms < 0: forever) */
 void glex_futex_wait(_Atomic uint32_t *w, uint32_t val, int timeout_ms, bool shared);
 void glex_futex_wake(_Atomic uint32_t *w, int n, bool shared);
@@ -182,6 +189,10 @@ typedef struct glex_vp_shm {
     _Atomic uint64_t packets_sent, packets_received, bytes_sent, bytes_received;
     _Atomic uint64_t trigger_waits, credit_stalls;
     _Atomic uint64_t alu_ops;
+    /* per unit, the tasks of this VP executed at their post (counted here,
+     * by the VP's host alone, not with a locked add on the unit's line:
+     * glex_unit_counters adds them to the unit's tasks_admitted) */
+    _Atomic uint64_t tasks_now[GLEX_MAX_UNITS];
 } glex_vp_shm_t;
 
 typedef struct glex_job_slot {
@@ -326,12 +337,14 @@ static inline size_t glex_desc_used(const glex_desc_t *d)
 
 /* A receive-queue slot.  The RQ is a lock-free ring of many producers (the
  * engines delivering MP messages) and one consumer (the VP's host): a
- * producer claims position pos by CAS on rq_tail while the slot's seq equals
- * pos, writes the entry and publishes it with seq = pos + 1; the host takes
- * it when seq = head + 1 and frees the slot with seq = head + depth.  The
- * host polls the slot itself, the line the producer writes along with the
- * message's first bytes, so a small message costs one or two cache lines
- * and no lock. */
+ * producer claims position pos by CAS on rq_tail while pos - rq_head <
+ * depth, writes the entry and publishes it with seq = pos + 1; the host
+ * takes it when seq = head + 1 and frees it by advancing rq_head (release,
+ * after its copy).  The host polls the slot itself, the line the producer
+ * writes along with the message's first bytes, and writes nothing into it,
+ * so a small message costs the line it fills and no lock; a producer reads
+ * the head's line only when the queue seems full by the head it saw last
+ * (glex_fabric_t.rq_head_seen). */
 typedef struct glex_rq_slot {
     _Alignas(64) _Atomic uint32_t seq;
     uint32_t pad;
@@ -382,6 +395,10 @@ struct glex_fabric {
      * GLEX_PUBLISH_MAX, made at the first DMA into each; under the engine's
      * mutex) */
     struct glex_rmap *dma_maps;
+    /* per (node, VP) of the job, the last receive-queue head this process
+     * read there (nnodes x GLEX_VPS_PER_NODE): a sender looks at the
+     * receiver's head line only when the queue seems full by it */
+    _Atomic uint32_t *rq_head_seen;
 };
 
 /* is node on another host (its packets travel over the fabric)? */
@@ -506,6 +523,11 @@ uint32_t glex_jobs_per_unit(const glex_params_t *p);
 /* every JobID free, the index empty (a new segment) */
 void glex_jobs_init(glex_shm_header_t *h);
 
+/* the asymmetric fence of the host bell (glex_emu_bell.c): set up once per
+ * process at open; a waker's side (cheap) and a sleeper's (a membarrier) */
+void glex_bell_setup(void);
+void glex_waker_fence(void);
+void glex_sleeper_fence(void);
 /* doorbell: wake whoever waits on node (its engine thread and its host) */
 void glex_ring(glex_fabric_t *f, uint32_t node);
 /* the doorbell alone (an engine thread asleep on it), not the host bell */

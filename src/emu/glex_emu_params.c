@@ -33,7 +33,7 @@ typedef struct {
 
 #define ROW(env, field, lo, hi) { env, offsetof(glex_params_t, field), lo, hi }
 static const glex_param_row_t rows[] = {
-    ROW("GLEX_UNITS", units, 1, 64),
+    ROW("GLEX_UNITS", units, 1, GLEX_MAX_UNITS),
     ROW("GLEX_UNIT_BUFFER_KB", unit_buffer_kb, 16, 1u << 20),
     ROW("GLEX_TABLE_SLOTS", table_slots, 64, 1u << 20),
     ROW("GLEX_INLINE_MAX", inline_max, GLEX_CTRL_BYTES, GLEX_INLINE_CAP),

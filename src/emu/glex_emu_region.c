@@ -52,6 +52,14 @@ int glex_region_alloc(glex_region_t *r, size_t bytes)
 #endif
 }
 
+void glex_region_prefault(glex_region_t *r)
+{
+    if (!r->base)
+        return;
+    (void)madvise(r->base, r->bytes, MADV_POPULATE_WRITE);
+    glex_touch_pages(r->base, r->bytes);
+}
+
 void glex_region_free(glex_region_t *r)
 {
     if (r->base) { /* a zeroed one holds nothing (fd 0 is not its) */

@@ -28,7 +28,7 @@ int glex_vp_open(glex_fabric_t *f, uint32_t vp, glex_vp_t **out)
     atomic_store(&s->cq_tail, 0);
     atomic_store(&s->rq_head, 0);
     atomic_store(&s->rq_tail, 0);
-    for (uint32_t i = 0; i < f->p.cq_depth; i++)
+    for (uint32_t i = 0; i < f->p.cq_depth; i++) /* not published: seq != position + 1 */
         atomic_store_explicit(&h->rq[i].seq, i, memory_order_relaxed);
     /* the DQ, CQ and RQ are used round and round: their pages' first
      * accesses here, not in the first thousand calls (an 8-byte allreduce
@@ -351,8 +351,9 @@ int glex_vp_poll_rq(glex_vp_t *vp, glex_rqe_t *e)
     }
     /* the header and the bytes the message has, not the whole slot */
     memcpy(e, &slot->e, offsetof(glex_rqe_t, data) + slot->e.len);
-    atomic_store_explicit(&slot->seq, head + depth, memory_order_release);
-    atomic_store_explicit(&s->rq_head, head + 1, memory_order_relaxed);
+    /* free: the slot's line stays as the sender wrote it (its next write
+     * takes it back without fetching a line this host dirtied) */
+    atomic_store_explicit(&s->rq_head, head + 1, memory_order_release);
     /* the receiver's own line: the delivering engine writes none of it */
     glex_counter_add(&s->packets_received, 1);
     glex_counter_add(&s->bytes_received, e->len);
@@ -402,6 +403,8 @@ int glex_unit_counters(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_unit
     c->credit_stalls = atomic_load(&u->credit_stalls);
     c->trigger_waits = atomic_load(&u->trigger_waits);
     c->tasks_admitted = atomic_load(&u->tasks_admitted);
+    for (uint32_t v = 0; v < f->p.vps_per_node; v++)
+        c->tasks_admitted += atomic_load(&glex_vp_shm(f, node, v)->tasks_now[unit]);
     c->stale_dropped = atomic_load(&u->stale_dropped);
     c->eager_taken = atomic_load(&u->eager_taken);
     c->eager_asked = atomic_load(&u->eager_asked);

@@ -52,6 +52,9 @@ typedef struct {
 } wire_t;
 
 #define WIRE_SZ ((MPI_Aint) sizeof(wire_t))
+/* an EAGER message's wire header: the fields before data_sz (its data is
+ * what the MP has after the AM header; addr and cookie mean nothing) */
+#define EAGER_SZ ((MPI_Aint) offsetof(wire_t, data_sz))
 /* an MP descriptor's payload (its data field, whatever GLEX_INLINE_MAX says:
  * that sizes the collectives' packets) */
 #define MP_INLINE ((MPI_Aint) GLEX_INLINE_CAP)
@@ -295,7 +298,7 @@ static int take_cqes(int *took);
 
 MPI_Aint MPIDI_GLEX_inline_room(MPI_Aint am_hdr_sz)
 {
-    return MP_INLINE - WIRE_SZ - am_hdr_sz;
+    return MP_INLINE - EAGER_SZ - am_hdr_sz;
 }
 
 /* an EAGER message: the NIC gathers the MP's payload (wire header w, AM
@@ -304,7 +307,7 @@ static int post_eager(uint32_t node, wire_t * w, const void *am_hdr, MPI_Aint am
                       const void *data, MPI_Aint data_sz)
 {
     w->kind = WIRE_EAGER;
-    glex_piece_t p[3] = { {w, WIRE_SZ}, {am_hdr, (size_t) am_hdr_sz}, {data, (size_t) data_sz} };
+    glex_piece_t p[3] = { {w, EAGER_SZ}, {am_hdr, (size_t) am_hdr_sz}, {data, (size_t) data_sz} };
     int mpi_errno = post_mp(node, p, data_sz ? 3 : 2);
     if (!mpi_errno)
         MPIDI_GLEX_global.am_sent[MPIDI_GLEX_AM_INLINE]++;
@@ -825,10 +828,21 @@ static int handle(glex_rqe_t * e)
         }
         goto fn_exit;
     }
-    MPIR_ERR_CHKANDJUMP1(e->len < WIRE_SZ, mpi_errno, MPI_ERR_INTERN, "**fail", "**fail %s",
+    MPIR_ERR_CHKANDJUMP1(e->len < EAGER_SZ, mpi_errno, MPI_ERR_INTERN, "**fail", "**fail %s",
                          "ch4:glex: short active message");
-    memcpy(&w, e->data, WIRE_SZ);
-    void *am_hdr = e->data + WIRE_SZ;
+    memcpy(&w, e->data, EAGER_SZ);
+    void *am_hdr = e->data + EAGER_SZ;
+    if (w.kind == WIRE_EAGER) {
+        MPIR_ERR_CHKANDJUMP1(e->len < EAGER_SZ + (MPI_Aint) w.am_hdr_sz, mpi_errno,
+                             MPI_ERR_INTERN, "**fail", "**fail %s",
+                             "ch4:glex: eager message shorter than its header");
+        w.data_sz = (uint64_t) (e->len - EAGER_SZ - (MPI_Aint) w.am_hdr_sz);
+    } else {
+        MPIR_ERR_CHKANDJUMP1(e->len < WIRE_SZ, mpi_errno, MPI_ERR_INTERN, "**fail", "**fail %s",
+                             "ch4:glex: short active message");
+        memcpy(&w, e->data, WIRE_SZ);
+        am_hdr = e->data + WIRE_SZ;
+    }
     int attr = 0;
     MPIDIG_AM_ATTR_SET_VCIS(attr, w.src_vci, w.dst_vci);
 

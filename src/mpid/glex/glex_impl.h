@@ -162,6 +162,10 @@ typedef struct {
     uint16_t unused;
     uint64_t sync_cookie;  /* MPIDI_GLEX_P2P_SYNC: the sender's request */
 } MPIDI_GLEX_p2p_hdr_t;
+/* the header of a message without MPIDI_GLEX_P2P_SYNC: the fields before
+ * sync_cookie (a small message then fits one cache line of the receive
+ * queue's slot) */
+#define MPIDI_GLEX_P2P_HDR_SHORT ((MPI_Aint) offsetof(MPIDI_GLEX_p2p_hdr_t, sync_cookie))
 /* registers the two handlers below with the transport (at MPI_Init) */
 void MPIDI_GLEX_p2p_init(void);
 /* a message with this header arrived from node: its data_sz bytes at data,

@@ -115,11 +115,11 @@ static int p2p_send(const void *buf, MPI_Aint count, MPI_Datatype datatype, int 
     MPI_Aint data_sz, true_lb;
     MPIDI_Datatype_check_contig_size_lb(datatype, count, contig, data_sz, true_lb);
     if (contig && !(flags & MPIDI_GLEX_P2P_SYNC) &&
-        data_sz <= MPIDI_GLEX_inline_room((MPI_Aint) sizeof h)) {
+        data_sz <= MPIDI_GLEX_inline_room(MPIDI_GLEX_P2P_HDR_SHORT)) {
         /* the NIC has the data when the post returns: the send is done, its
          * request one of MPICH's complete ones (nothing to allocate or free) */
         mpi_errno = MPIDI_GLEX_send_inline(node, MPIDI_GLEX_P2P_HANDLER, &h,
-                                           (MPI_Aint) sizeof h, (const char *) buf + true_lb,
+                                           MPIDI_GLEX_P2P_HDR_SHORT, (const char *) buf + true_lb,
                                            data_sz);
         *req_p = MPIR_Request_create_complete(MPIR_REQUEST_KIND__SEND);
         goto fn_exit;
@@ -263,10 +263,14 @@ int MPIDI_GLEX_p2p_arrived(uint32_t node, const void *hdr, uint32_t hdr_sz, cons
                            uint64_t data_sz, uint64_t addr, uint64_t cookie)
 {
     int mpi_errno = MPI_SUCCESS;
-    MPIDI_GLEX_p2p_hdr_t h;
-    MPIR_ERR_CHKANDJUMP1(hdr_sz != sizeof h, mpi_errno, MPI_ERR_INTERN, "**fail", "**fail %s",
+    MPIDI_GLEX_p2p_hdr_t h = { 0 };
+    MPIR_ERR_CHKANDJUMP1(hdr_sz != sizeof h && hdr_sz != MPIDI_GLEX_P2P_HDR_SHORT, mpi_errno,
+                         MPI_ERR_INTERN, "**fail", "**fail %s",
                          "ch4:glex: point-to-point message with a bad header");
-    memcpy(&h, hdr, sizeof h);
+    memcpy(&h, hdr, hdr_sz);
+    MPIR_ERR_CHKANDJUMP1(hdr_sz != sizeof h && (h.flags & MPIDI_GLEX_P2P_SYNC), mpi_errno,
+                         MPI_ERR_INTERN, "**fail", "**fail %s",
+                         "ch4:glex: synchronous message without its request");
     MPIDI_GLEX_global.p2p_received++;
     /* a rendezvous's ACK goes to the sender's request, which is also the
      * synchronous send's */

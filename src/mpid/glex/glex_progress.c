@@ -51,7 +51,14 @@ static int idle_turn(void)
     glex_fabric_t *f = g->fabric;
     uint64_t now = glex_now_ns();
     int nap = 0;
-    if (glex_procs_per_cpu_here(f) > 1 && MPIR_ThreadInfo.thread_provided != MPI_THREAD_MULTIPLE) {
+    unsigned per_cpu = glex_procs_per_cpu_here(f);
+    /* a process with a CPU of its own keeps polling for GLEX_SPIN_US of
+     * idleness before it yields: a sched_yield costs 1.2 us in a VM here,
+     * and a message that arrives during one waits for it (osu_latency) */
+    if (per_cpu <= 1 && (!g->idle_since_ns ||
+                         now - g->idle_since_ns < (uint64_t) glex_spin_us(f) * 1000u))
+        return watch_peers(now);
+    if (per_cpu > 1 && MPIR_ThreadInfo.thread_provided != MPI_THREAD_MULTIPLE) {
         /* only in a wait: the idle calls since the last turn came back to
          * back (MPICH's wait loop, or MPI_Test with under TIGHT_NS between
          * calls), not between pieces of the program's own work */
