@@ -399,6 +399,9 @@ struct glex_fabric {
      * read there (nnodes x GLEX_VPS_PER_NODE): a sender looks at the
      * receiver's head line only when the queue seems full by it */
     _Atomic uint32_t *rq_head_seen;
+    /* receive-queue entries this process's hosts took, ever, and that count
+     * at this process's last slot claim: equal, it sends a stream */
+    _Atomic uint32_t rq_took, rq_took_claimed;
 };
 
 /* is node on another host (its packets travel over the fabric)? */

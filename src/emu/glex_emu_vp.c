@@ -356,6 +356,9 @@ int glex_vp_poll_rq(glex_vp_t *vp, glex_rqe_t *e)
     atomic_store_explicit(&s->rq_head, head + 1, memory_order_release);
     /* the receiver's own line: the delivering engine writes none of it */
     glex_counter_add(&s->packets_received, 1);
+    atomic_store_explicit(&vp->f->rq_took,
+                          atomic_load_explicit(&vp->f->rq_took, memory_order_relaxed) + 1,
+                          memory_order_relaxed); /* a heuristic's: a lost count is harmless */
     glex_counter_add(&s->bytes_received, e->len);
     if (vp->f->p.vtime)
         glex_vt_host_took(vp->f, e->vt);
