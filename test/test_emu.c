@@ -365,6 +365,39 @@ static void test_engine_bind(void)
     tap_ok(access(path, F_OK) != 0, "failed opens leave no segment behind");
 }
 
+/* glex_vp_rq_pending counts the entries ready to be taken: a slot a sender
+ * has claimed (the tail past it) but not yet written holds back itself and
+ * those behind it (glex-vtime waited for the count, then found nothing to
+ * take when a sender was preempted between its claim and its write) */
+static void test_rq_pending(void)
+{
+    glex_fabric_t *f;
+    glex_vp_t *vp;
+    if (glex_fabric_open("rqpending", 1, 0, NULL, &f) || glex_vp_open(f, 0, &vp)) {
+        tap_ok(0, "rq pending: open: %s", glex_last_error());
+        return;
+    }
+    glex_vp_shm_t *s = glex_vp_shm(f, 0, 0);
+    atomic_fetch_add(&s->rq_tail, 1); /* slot 0 claimed, not written */
+    uint32_t one = 1, two = 2;
+    int rc = glex_rq_deliver(f, 0, 0, 0, 0, &two, sizeof two, 0); /* slot 1 written */
+    uint32_t held = glex_vp_rq_pending(vp);
+    glex_rq_slot_t *rq = glex_rq_ring(f, 0, 0);
+    rq[0].e.src_id = 0, rq[0].e.src_vp = 0, rq[0].e.len = sizeof one, rq[0].e.vt = 0;
+    memcpy(rq[0].e.data, &one, sizeof one);
+    atomic_store_explicit(&rq[0].seq, 1, memory_order_release); /* now written */
+    uint32_t ready = glex_vp_rq_pending(vp);
+    glex_rqe_t a, b;
+    int took = glex_vp_poll_rq(vp, &a) && glex_vp_poll_rq(vp, &b) && !glex_vp_poll_rq(vp, &b);
+    tap_ok(rc == 0 && held == 0 && ready == 2 && took && glex_vp_rq_pending(vp) == 0 &&
+               !memcmp(a.data, &one, sizeof one),
+           "rq pending: 0 while the head's slot is claimed but unwritten (%u), 2 once written "
+           "(%u), both taken in order",
+           held, ready);
+    glex_vp_close(vp);
+    glex_fabric_close(f);
+}
+
 /* a one-node fabric whose units have slots hash-buffer slots, or NULL
  * (the failure reported) */
 static glex_fabric_t *open_table(const char *name, uint32_t slots, glex_params_t *p)
@@ -1222,6 +1255,7 @@ int main(void)
     test_params();
     test_descriptor_checks();
     test_engine_bind();
+    test_rq_pending();
     test_hash_table();
     test_hash_run_ahead();
     test_jobs();

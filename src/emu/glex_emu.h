@@ -401,7 +401,8 @@ int glex_vp_poll_cq(glex_vp_t *vp, glex_cqe_t *e);
 /* 1 and fills *e when a receive entry was taken, 0 when none.  In virtual
  * time: the entry here that arrived first in virtual time. */
 int glex_vp_poll_rq(glex_vp_t *vp, glex_rqe_t *e);
-/* receive entries waiting to be taken */
+/* receive entries ready to be taken: written, in order from the head (an
+ * entry whose sender has claimed its slot but not yet written it is not) */
 uint32_t glex_vp_rq_pending(const glex_vp_t *vp);
 
 /* Progress and blocking.  glex_progress runs the engine inline (returns the

@@ -422,6 +422,16 @@ const char *glex_vp_failure(const glex_vp_t *vp)
 
 uint32_t glex_vp_rq_pending(const glex_vp_t *vp)
 {
-    return atomic_load_explicit(&vp->shm->rq_tail, memory_order_acquire) -
-           atomic_load_explicit(&vp->shm->rq_head, memory_order_relaxed);
+    /* the written ones from the head on: a slot a sender has claimed (the
+     * tail is past it) but not yet filled cannot be taken yet, and neither
+     * can those behind it */
+    glex_vp_shm_t *s = vp->shm;
+    uint32_t head = atomic_load_explicit(&s->rq_head, memory_order_relaxed);
+    uint32_t tail = atomic_load_explicit(&s->rq_tail, memory_order_acquire);
+    uint32_t depth = vp->f->p.cq_depth, n = 0;
+    while (head + n != tail &&
+           atomic_load_explicit(&vp->rq[(head + n) % depth].seq, memory_order_acquire) ==
+               head + n + 1)
+        n++;
+    return n;
 }
