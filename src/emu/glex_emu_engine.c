@@ -1569,10 +1569,7 @@ static int step_mp(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d)
     if (f->p.vtime)
         t->vt = sent;
     count_send(t, d->inline_len); /* received: counted by the host that takes it */
-    if (glex_remote(f, d->dest_id))
-        glex_ring(f, d->dest_id);
-    else
-        ring_rq(f, d->dest_id);
+    ring_rq(f, d->dest_id); /* another host's: rung by its own process (glex_emu_wire.c) */
     return 2;
 }
 

@@ -828,20 +828,17 @@ static int handle(glex_rqe_t * e)
         }
         goto fn_exit;
     }
-    MPIR_ERR_CHKANDJUMP1(e->len < EAGER_SZ, mpi_errno, MPI_ERR_INTERN, "**fail", "**fail %s",
+    /* an EAGER message's header stops before data_sz (EAGER_SZ) */
+    MPI_Aint w_sz = e->data[0] == WIRE_EAGER ? EAGER_SZ : WIRE_SZ;
+    MPIR_ERR_CHKANDJUMP1(e->len < w_sz, mpi_errno, MPI_ERR_INTERN, "**fail", "**fail %s",
                          "ch4:glex: short active message");
-    memcpy(&w, e->data, EAGER_SZ);
-    void *am_hdr = e->data + EAGER_SZ;
+    memcpy(&w, e->data, w_sz);
+    void *am_hdr = e->data + w_sz;
     if (w.kind == WIRE_EAGER) {
         MPIR_ERR_CHKANDJUMP1(e->len < EAGER_SZ + (MPI_Aint) w.am_hdr_sz, mpi_errno,
                              MPI_ERR_INTERN, "**fail", "**fail %s",
                              "ch4:glex: eager message shorter than its header");
         w.data_sz = (uint64_t) (e->len - EAGER_SZ - (MPI_Aint) w.am_hdr_sz);
-    } else {
-        MPIR_ERR_CHKANDJUMP1(e->len < WIRE_SZ, mpi_errno, MPI_ERR_INTERN, "**fail", "**fail %s",
-                             "ch4:glex: short active message");
-        memcpy(&w, e->data, WIRE_SZ);
-        am_hdr = e->data + WIRE_SZ;
     }
     int attr = 0;
     MPIDIG_AM_ATTR_SET_VCIS(attr, w.src_vci, w.dst_vci);
