@@ -420,7 +420,7 @@ int glex_fabric_open_hosts(const char *job, uint32_t nnodes, uint32_t node_id,
     if (created) /* the job's first process sweeps segments of killed jobs */
         glex_sweep_stale();
     populate(f);
-    glex_bell_setup();
+    glex_bell_setup(f);
     glex_node_shm_t *n = glex_node_shm(f, node_id);
     uint32_t z = atomic_load(&n->state);
     if (z == GLEX_NODE_ALIVE || !atomic_compare_exchange_strong(&n->state, &z, GLEX_NODE_ALIVE)) {

@@ -389,6 +389,9 @@ struct glex_fabric {
     uint32_t host, nhosts;
     _Atomic uint32_t machine_nodes; /* nodes on this machine (set at connect; 0: all) */
     _Atomic uint32_t job_per_cpu;   /* the busiest machine's processes per CPU (0: unset) */
+    /* the host bell's fences (glex_bell_setup): sleepers pay a membarrier
+     * (asym), and this process's wakers only a compiler barrier (light) */
+    bool bell_asym, bell_light;
     uint32_t *host_of;
     struct glex_wire *wire;
     /* the engine's mappings of peers' published memory (nnodes x
@@ -526,11 +529,11 @@ uint32_t glex_jobs_per_unit(const glex_params_t *p);
 /* every JobID free, the index empty (a new segment) */
 void glex_jobs_init(glex_shm_header_t *h);
 
-/* the asymmetric fence of the host bell (glex_emu_bell.c): set up once per
- * process at open; a waker's side (cheap) and a sleeper's (a membarrier) */
-void glex_bell_setup(void);
-void glex_waker_fence(void);
-void glex_sleeper_fence(void);
+/* the host bell's fences (glex_emu_bell.c), chosen at open: with a CPU per
+ * process a waker's side cheap and a sleeper's a membarrier, else both full */
+void glex_bell_setup(glex_fabric_t *f);
+void glex_waker_fence(const glex_fabric_t *f);
+void glex_sleeper_fence(const glex_fabric_t *f);
 /* doorbell: wake whoever waits on node (its engine thread and its host) */
 void glex_ring(glex_fabric_t *f, uint32_t node);
 /* the doorbell alone (an engine thread asleep on it), not the host bell */

@@ -31,7 +31,7 @@ static int sleep_once(glex_fabric_t *f, int (*done)(void *), void *arg, int ms, 
     glex_node_shm_t *n = glex_node_shm(f, f->node);
     uint32_t token = glex_host_token(f);
     atomic_fetch_add(&n->host_sleepers, 1);
-    glex_sleeper_fence(); /* pairs with glex_host_asleep's */
+    glex_sleeper_fence(f); /* pairs with glex_host_asleep's */
     int r = drive && glex_progress(f) ? SLEEP_MOVED : done(arg) ? SLEEP_DONE : SLEEP_SLEPT;
     if (r == SLEEP_SLEPT) {
         glex_wire_unwatched(f); /* nobody reads the fabric in glex_progress meanwhile */
