@@ -1,6 +1,7 @@
 /* test_badinput.c - bad arguments to the collective API get the documented
  * error and a message with the value and range; nothing is posted, and the
- * group and segment work normally afterwards. */
+ * group and segment work normally afterwards.  Also what 'auto' resolves
+ * to by processes per CPU where an all-to-all step stops paying. */
 #define _GNU_SOURCE
 #include "glex_test.h"
 
@@ -166,8 +167,56 @@ static int run(glex_tctx_t *c)
     return 0;
 }
 
+/* 'auto' at 13 ranks: yielding (12 per CPU) the one-step flat allreduce of
+ * an inline vector and flat barrier; sleeping (13 per CPU, past
+ * GLEX_YIELD_MAX_PER_CPU) binomial for both, small and large (below 512
+ * KiB), and the calls then run right */
+static int auto_per_cpu(glex_tctx_t *c)
+{
+    float in[1024], out[1024];
+    for (int i = 0; i < 1024; i++)
+        in[i] = (float)(c->rank + i);
+    glex_coll_args_t ar = { .kind = GLEX_COLL_ALLREDUCE, .type = GLEX_FLOAT, .op = GLEX_OP_SUM,
+                            .count = 2, .sendbuf = in, .recvbuf = out, .blocking = 1 };
+    glex_coll_args_t big = ar, bar = { .kind = GLEX_COLL_BARRIER, .blocking = 1 };
+    big.count = 1024;
+    const struct {
+        unsigned per_cpu;
+        glex_algo_t small, large, barrier;
+    } want[] = {
+        { GLEX_YIELD_MAX_PER_CPU, GLEX_ALGO_FLAT, GLEX_ALGO_BINOMIAL, GLEX_ALGO_FLAT },
+        { GLEX_YIELD_MAX_PER_CPU + 1, GLEX_ALGO_BINOMIAL, GLEX_ALGO_BINOMIAL, GLEX_ALGO_BINOMIAL },
+    };
+    for (int w = 0; w < 2; w++) {
+        int id = glex_case(c, "auto at %d ranks, %u per CPU: allreduce 8 B %s, 4 KiB %s, barrier "
+                              "%s, results right",
+                           c->n, want[w].per_cpu, glex_algo_name(want[w].small),
+                           glex_algo_name(want[w].large), glex_algo_name(want[w].barrier));
+        glex_algo_t s = GLEX_ALGO_AUTO, l = GLEX_ALGO_AUTO, b = GLEX_ALGO_AUTO;
+        if (glex_fabric_set_job_per_cpu(c->f, want[w].per_cpu) ||
+            glex_coll_resolve(c->g, &ar, &s) || glex_coll_resolve(c->g, &big, &l) ||
+            glex_coll_resolve(c->g, &bar, &b) || s != want[w].small || l != want[w].large ||
+            b != want[w].barrier) {
+            glex_case_fail(c, id, "allreduce 8 B %s, 4 KiB %s, barrier %s (%s)",
+                           glex_algo_name(s), glex_algo_name(l), glex_algo_name(b),
+                           glex_last_error());
+            continue;
+        }
+        if (glex_coll_run(c->g, &ar) || glex_coll_run(c->g, &bar) || glex_coll_run(c->g, &big))
+            glex_case_fail(c, id, "run: %s", glex_last_error());
+        float sum0 = (float)(c->n * (c->n - 1) / 2);
+        for (int i = 0; i < 1024; i++)
+            if (out[i] != sum0 + (float)(c->n * i)) {
+                glex_case_fail(c, id, "element %d is %g", i, out[i]);
+                break;
+            }
+    }
+    return 0;
+}
+
 int main(void)
 {
     glex_run_group(3, NULL, run, NULL, 60, "badinput");
+    glex_run_group(13, NULL, auto_per_cpu, NULL, 120, "auto per CPU");
     return tap_done();
 }

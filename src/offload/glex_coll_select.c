@@ -138,6 +138,12 @@ typedef struct {
  * from 4 processes (at 2 its halves cost two steps where recursive doubling
  * takes one: OSU 1 MiB 118 against 80 us, bench/results/2026-11-26) */
 static const sel_row_t allreduce_rows[] = {
+    /* more processes per CPU than yield (GLEX_YIELD_MAX_PER_CPU): a waiting
+     * process sleeps, and a message to it costs a wake-up; binomial sends
+     * the fewest (OSU 8-32 B at 32 ranks on 2 cores 0.9-1.0 against
+     * recursive doubling's 1.8 ms, at 64 2.6-2.7 against 5.0-5.2; at 24,
+     * still yielding, 1.1-1.4 either way: NOTES 2026-11-28) */
+    { GLEX_YIELD_MAX_PER_CPU + 1, 1, 512 * KIB, GLEX_ALGO_BINOMIAL, false },
     { 2, 8, 8 * KIB, GLEX_ALGO_FLAT, false },
     { 2, 3, 64, GLEX_ALGO_FLAT, true },
     { 3, 1, 64, GLEX_ALGO_RECURSIVE_DOUBLING, false },
@@ -248,8 +254,12 @@ glex_algo_t glex_algo_auto(const glex_group_t *g, const glex_coll_args_t *a)
      * n log2 n, each a context switch), yet OSU's barrier at 4, 8 and 16 on
      * 2 cores is 1.1-2x faster recursive-doubling (NOTES 2026-11-27), and
      * flat (one step, n(n-1) empty packets) faster still: 16 ranks 221-262
-     * against 376-398 us (NOTES 2026-11-28) */
+     * against 376-398 us (NOTES 2026-11-28).  With more processes per
+     * CPU than yield, waiting ones sleep and each message is a wake-up:
+     * binomial, 2.5-3.3x faster at 32 and 64 ranks (NOTES 2026-11-28) */
     default:
+        if (ppc > GLEX_YIELD_MAX_PER_CPU)
+            return GLEX_ALGO_BINOMIAL;
         return ppc >= 2 && n >= 3 && glex_algo_fits(g, a, GLEX_ALGO_FLAT)
                    ? GLEX_ALGO_FLAT : GLEX_ALGO_RECURSIVE_DOUBLING;
     }

@@ -34,6 +34,10 @@ each) with 'auto' at this size:
                  step), ranks r+1..n-1; barrier: empty packets to all, one
                  counter trigger over the n-1 others; bcast: the root's
                  packet to all others from one descriptor
+  binomial       allreduce and barrier where 'auto' picks it (more processes
+                 per CPU than GLEX_YIELD_MAX_PER_CPU): the binomial reduce
+                 to rank 0, then the binomial bcast, in one task; a barrier
+                 the same of empty packets, without ALU work
 
 Per call, 'offload' runs one task; 'host-based' one task per descriptor.
 Prints TAP; exits 1 on a mismatch."""
@@ -67,6 +71,9 @@ def expected(kind, algo, v, n):
         if v == 0:
             return (2, n - 1, n - 1, n - 1)
         return (3 + (v >= 2) + (v < n - 1), n - 1, n - 1, n - 1)
+    if algo == "binomial" and kind in ("MPI_Allreduce", "MPI_Barrier"):
+        r, b = expected("MPI_Reduce", algo, v, n), expected("MPI_Bcast", algo, v, n)
+        return (r[0] + b[0], r[1] + b[1], r[2] + b[2], r[3] if kind == "MPI_Allreduce" else 0)
     kids, parent = children(v, n)
     k = len(kids)
     if kind == "MPI_Reduce":
@@ -91,8 +98,9 @@ def expected(kind, algo, v, n):
 
 
 # what 'auto' may pick at 8 bytes (the counts follow the one reported)
-ALGO = {"MPI_Allreduce": ("recursive_doubling", "flat"), "MPI_Reduce": ("binomial", "flat"),
-        "MPI_Bcast": ("binomial", "flat", "flat_read"), "MPI_Barrier": ("recursive_doubling", "flat")}
+ALGO = {"MPI_Allreduce": ("recursive_doubling", "flat", "binomial"),
+        "MPI_Reduce": ("binomial", "flat"), "MPI_Bcast": ("binomial", "flat", "flat_read"),
+        "MPI_Barrier": ("recursive_doubling", "flat", "binomial")}
 
 LINE = re.compile(r"glex: rank (\d+) comm context (\S+) size (\d+) rank (\d+): (\S+) (\S+) (.+?): "
                   r"(\d+) calls, (\d+) tasks, (\d+) descriptors, (\d+) packets sent, "

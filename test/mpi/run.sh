@@ -251,6 +251,9 @@ run "late_root" 3 $dp GLEX_STAGE_MAP=0 -- "$out/late_root" 1.5 out wait
 for np in 2 3 4 5 8; do
   counts "$np" offload
 done
+# 26 ranks: on 2 CPUs 13 a CPU, past GLEX_YIELD_MAX_PER_CPU, where 'auto'
+# takes binomial for the allreduce and the barrier (1.9 s here)
+counts 26 offload
 counts 5 host-based GLEX_ALLREDUCE_ALGO=host GLEX_REDUCE_ALGO=host GLEX_BCAST_ALGO=host \
   GLEX_BARRIER_ALGO=host
 # glex-info --job on a running default-settings job: the collective VP's
