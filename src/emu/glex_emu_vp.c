@@ -331,6 +331,17 @@ int glex_vp_poll_cq(glex_vp_t *vp, glex_cqe_t *e)
     return 1;
 }
 
+/* how many receive-queue slots from position pos on, at most max, are
+ * written in a row (seq = position + 1): entries the host may take */
+static uint32_t rq_written(const glex_vp_t *vp, uint32_t pos, uint32_t max)
+{
+    uint32_t depth = vp->f->p.cq_depth, n = 0;
+    while (n < max &&
+           atomic_load_explicit(&vp->rq[(pos + n) % depth].seq, memory_order_acquire) == pos + n + 1)
+        n++;
+    return n;
+}
+
 int glex_vp_poll_rq(glex_vp_t *vp, glex_rqe_t *e)
 {
     glex_vp_shm_t *s = vp->shm;
@@ -340,10 +351,7 @@ int glex_vp_poll_rq(glex_vp_t *vp, glex_rqe_t *e)
     if (atomic_load_explicit(&slot->seq, memory_order_acquire) != head + 1)
         return 0;
     if (vp->f->p.vtime) { /* the one that arrived first in virtual time */
-        uint32_t end = head + 1;
-        while (end - head < depth &&
-               atomic_load_explicit(&vp->rq[end % depth].seq, memory_order_acquire) == end + 1)
-            end++;
+        uint32_t end = head + 1 + rq_written(vp, head + 1, depth - 1);
         earliest_first(vp->rq, sizeof *vp->rq, offsetof(glex_rq_slot_t, e), sizeof(glex_rqe_t),
                        head, end, depth, offsetof(glex_rqe_t, vt));
         if (!glex_vt_host_may_take(vp->f, slot->e.vt))
@@ -425,13 +433,6 @@ uint32_t glex_vp_rq_pending(const glex_vp_t *vp)
     /* the written ones from the head on: a slot a sender has claimed (the
      * tail is past it) but not yet filled cannot be taken yet, and neither
      * can those behind it */
-    glex_vp_shm_t *s = vp->shm;
-    uint32_t head = atomic_load_explicit(&s->rq_head, memory_order_relaxed);
-    uint32_t tail = atomic_load_explicit(&s->rq_tail, memory_order_acquire);
-    uint32_t depth = vp->f->p.cq_depth, n = 0;
-    while (head + n != tail &&
-           atomic_load_explicit(&vp->rq[(head + n) % depth].seq, memory_order_acquire) ==
-               head + n + 1)
-        n++;
-    return n;
+    uint32_t head = atomic_load_explicit(&vp->shm->rq_head, memory_order_relaxed);
+    return rq_written(vp, head, atomic_load_explicit(&vp->shm->rq_tail, memory_order_acquire) - head);
 }
