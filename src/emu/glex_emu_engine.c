@@ -2284,6 +2284,22 @@ void glex_engine_kick(glex_fabric_t *f)
  * engine itself before it looks whether the host still does */
 #define HOST_POLL_MS 1
 
+/* How long the engine thread stands back from a host that drove the
+ * engine since its last look.  A host in a blocking wait rings it when it
+ * stops with work left (glex_host_wait_end), so the thread sleeps until
+ * then: looking every HOST_POLL_MS would cost a timer wake-up and a
+ * context switch a millisecond per process, which with more processes than
+ * cores the others pay for (16 ranks on 2 cores: an 8-byte allreduce 10-20%
+ * slower, bench/results/2026-11-29/NOTES.md).  A host that polls without
+ * waiting (MPI_Test's loop) may stop at any time without a ring: the
+ * thread looks again after HOST_POLL_MS while there is work. */
+static int stand_back_ms(glex_fabric_t *f, glex_engine_t *e)
+{
+    if (atomic_load(&e->host_waiting) || !engine_has_work(f))
+        return 1000;
+    return HOST_POLL_MS;
+}
+
 /* The engine thread's sleep on its bell (read as bell) for up to
  * timeout_ms, after saying so and looking once more: a ring in between is
  * seen; idle_only: only while a host waits or there is no work left. */
@@ -2341,7 +2357,7 @@ static void *engine_main(void *arg)
              * this thread stands back; it looks again after HOST_POLL_MS
              * while there is work (or when rung) */
             e->seen_polls = polls;
-            sleep_on_bell(f, e, bell, 0, engine_has_work(f) ? HOST_POLL_MS : 1000);
+            sleep_on_bell(f, e, bell, 0, stand_back_ms(f, e));
             continue;
         }
         if (!atomic_load(&e->host_waiting)) {
