@@ -2289,7 +2289,7 @@ void glex_engine_kick(glex_fabric_t *f)
  * stops with work left (glex_host_wait_end), so the thread sleeps until
  * then: looking every HOST_POLL_MS would cost a timer wake-up and a
  * context switch a millisecond per process, which with more processes than
- * cores the others pay for (16 ranks on 2 cores: an 8-byte allreduce 10-20%
+ * cores the others pay for (16 ranks on 2 cores: an 8-byte allreduce 10-15%
  * slower, bench/results/2026-11-29/NOTES.md).  A host that polls without
  * waiting (MPI_Test's loop) may stop at any time without a ring: the
  * thread looks again after HOST_POLL_MS while there is work. */
@@ -2353,9 +2353,9 @@ static void *engine_main(void *arg)
         uint32_t polls = atomic_load_explicit(&e->host_polls, memory_order_relaxed);
         if (polls != e->seen_polls) {
             /* a host drove the engine since the last look: it is waiting
-             * (MPI_Wait's loop) or polls between pieces of its work, and
-             * this thread stands back; it looks again after HOST_POLL_MS
-             * while there is work (or when rung) */
+             * (a blocking call, MPI_Wait's loop) or polls between pieces
+             * of its work, and this thread stands back (stand_back_ms)
+             * until rung or its time is up */
             e->seen_polls = polls;
             sleep_on_bell(f, e, bell, 0, stand_back_ms(f, e));
             continue;
