@@ -962,6 +962,40 @@ static void test_job_per_cpu(void)
     glex_fabric_close(f);
 }
 
+/* glex_cpu_to_spare: the processes of this host not asleep on their bell,
+ * one left out, against the CPUs; a CPU each always spares one */
+static void test_cpu_to_spare(void)
+{
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    uint32_t cpus = (uint32_t)(ncpu > 0 ? ncpu : 1), nodes = 3 * cpus;
+    glex_fabric_t *f, *g;
+    if (glex_fabric_open("cpuspare", nodes, 0, NULL, &f)) {
+        tap_ok(0, "CPU to spare: open %u nodes: %s", nodes, glex_last_error());
+        return;
+    }
+    int all_awake = glex_cpu_to_spare(f, 0);
+    /* all asleep but cpus of them (node 0 among them): none to spare for
+     * another; leaving one of the awake out, one */
+    for (uint32_t i = cpus; i < nodes; i++)
+        atomic_store(&glex_node_shm(f, i)->host_sleepers, 1);
+    int for_sleeper = glex_cpu_to_spare(f, nodes - 1), for_awake = glex_cpu_to_spare(f, 0);
+    atomic_store(&glex_node_shm(f, 0)->host_sleepers, 1);
+    int one_asleep = glex_cpu_to_spare(f, nodes - 1);
+    for (uint32_t i = 0; i < nodes; i++)
+        atomic_store(&glex_node_shm(f, i)->host_sleepers, 0);
+    glex_fabric_close(f);
+    int fits = -1;
+    if (glex_fabric_open("cpuspare1", cpus, 0, NULL, &g) == GLEX_OK) {
+        fits = glex_cpu_to_spare(g, 0);
+        glex_fabric_close(g);
+    }
+    tap_ok(!all_awake && !for_sleeper && for_awake && one_asleep && fits == 1,
+           "%u processes on %u CPUs: all awake, none to spare (%d); %u awake: none for a "
+           "sleeper (%d), one for an awake one (%d), one once one of them sleeps (%d); "
+           "%u processes: always (%d)",
+           nodes, cpus, all_awake, cpus, for_sleeper, for_awake, one_asleep, cpus, fits);
+}
+
 /* glex_copy / glex_move: every distance modulo 64 and sizes around the
  * loop's threshold give memcpy's bytes; overlapping moves keep memmove's */
 static void test_copy(void)
@@ -1251,6 +1285,7 @@ int main(void)
     test_segment_lifecycle();
     test_yield_auto();
     test_job_per_cpu();
+    test_cpu_to_spare();
     test_segment_mismatch();
     test_params();
     test_descriptor_checks();

@@ -671,6 +671,13 @@ unsigned glex_procs_per_cpu_here(const glex_fabric_t *f);
  * emulated on one machine (GLEX_SPLIT_HOSTS, network namespaces); on real
  * separate machines those of the hosts whose segment this process sees */
 unsigned glex_nodes_on_machine(const glex_fabric_t *f);
+/* 1 when the job's processes on this machine that are not asleep on their
+ * host bell (glex_wait_until, glex_host_nap), leaving node except out, are
+ * fewer than its online CPUs: a CPU that process could use without taking
+ * one from another.  A snapshot (any may fall asleep or wake the next
+ * moment), for choices of speed only; 0 without counting past 64 nodes on
+ * this host; always 1 when the processes fit the CPUs. */
+int glex_cpu_to_spare(glex_fabric_t *f, uint32_t except);
 
 #ifdef __cplusplus
 }

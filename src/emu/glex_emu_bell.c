@@ -138,8 +138,8 @@ void glex_notify(glex_fabric_t *f, uint32_t node)
         glex_wake_host(f, node);
 }
 
-/* n processes per online CPU, rounded up (1 when they fit) */
-static uint32_t per_cpu_of(uint32_t n)
+/* this machine's online CPUs (0: unknown) */
+static long online_cpus(void)
 {
     /* sysconf reads /sys on every call: once per process is enough */
     static _Atomic long cpus;
@@ -148,6 +148,13 @@ static uint32_t per_cpu_of(uint32_t n)
         ncpu = sysconf(_SC_NPROCESSORS_ONLN);
         atomic_store_explicit(&cpus, ncpu, memory_order_relaxed);
     }
+    return ncpu > 0 ? ncpu : 0;
+}
+
+/* n processes per online CPU, rounded up (1 when they fit) */
+static uint32_t per_cpu_of(uint32_t n)
+{
+    long ncpu = online_cpus();
     return ncpu > 0 ? (uint32_t)((n + (uint32_t)ncpu - 1) / (uint32_t)ncpu) : 1;
 }
 
@@ -199,4 +206,29 @@ unsigned glex_nodes_on_machine(const glex_fabric_t *f)
 {
     uint32_t n = atomic_load_explicit(&f->machine_nodes, memory_order_relaxed);
     return n ? n : f->nnodes;
+}
+
+/* more nodes on this host than this are not counted one by one: a look
+ * would read as many lines (each written by its sleeper) */
+#define SPARE_COUNT_MAX 64u
+
+int glex_cpu_to_spare(glex_fabric_t *f, uint32_t except)
+{
+    unsigned machine = glex_nodes_on_machine(f);
+    if (per_cpu_of(machine) <= 1)
+        return 1; /* a CPU each */
+    uint32_t here = 0, awake = 0;
+    for (uint32_t i = 0; i < f->nnodes; i++) {
+        if (glex_remote(f, i))
+            continue;
+        if (++here > SPARE_COUNT_MAX)
+            return 0;
+        if (i != except &&
+            !atomic_load_explicit(&glex_node_shm(f, i)->host_sleepers, memory_order_relaxed))
+            awake++;
+    }
+    /* the processes of other hosts emulated on this machine count awake */
+    if (machine > here)
+        awake += machine - here;
+    return awake < (uint32_t)online_cpus();
 }

@@ -17,6 +17,11 @@
  *                              (it creates FILE), at most 20 s: a receiver
  *                              that offered the sender half the rendezvous
  *                              must not wait for a sender busy elsewhere
+ *        pt2pt crowd BYTES N FILE  the stream of N messages of BYTES while
+ *                              the ranks between compute outside MPI until
+ *                              the last has them all (it creates FILE), at
+ *                              most 20 s: with them as many as the CPUs, no
+ *                              CPU is left to a sender that waits
  *        pt2pt wait MS         rank 0 sends to each other rank MS ms after
  *                              a barrier; with more ranks than CPUs each
  *                              waiting rank must spend less than a quarter
@@ -472,6 +477,36 @@ static void busy_sender(const char *file)
     free(buf);
 }
 
+/* stream(len, n) with the ranks between computing outside MPI (awake, not
+ * asleep in a wait) until the last rank creates file */
+static void crowd(long len, int n, const char *file)
+{
+    remove(file);
+    MT_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    if (rank == 0 || rank == size - 1) {
+        stream(len, n);
+        if (rank == size - 1) {
+            FILE *fp = fopen(file, "w");
+            if (fp)
+                fclose(fp);
+        }
+    } else {
+        double t0 = MPI_Wtime();
+        volatile double x = 1;
+        int seen = 0;
+        while (!seen && MPI_Wtime() - t0 < 20) {   /* no MPI call in here */
+            for (int k = 0; k < 100000; k++)
+                x = x * 1.0000001 + 1e-9;
+            seen = access(file, F_OK) == 0;
+        }
+        MT_CHECK(seen, "the stream of %d messages of %ld bytes had not arrived after 20 s", n,
+                 len);
+    }
+    MT_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    if (rank == 0)
+        remove(file);
+}
+
 /* a rank blocked in MPI_Recv for ms: CPU time it used (threads included) */
 static void wait_cpu(int ms)
 {
@@ -509,6 +544,12 @@ int main(int argc, char **argv)
     if (argc == 3 && !strcmp(argv[1], "busy")) {
         busy_sender(argv[2]);
         int rc = mt_finish("pt2pt busy");
+        MPI_Finalize();
+        return rc;
+    }
+    if (argc == 5 && !strcmp(argv[1], "crowd")) {
+        crowd(atol(argv[2]), atoi(argv[3]), argv[4]);
+        int rc = mt_finish("pt2pt crowd");
         MPI_Finalize();
         return rc;
     }

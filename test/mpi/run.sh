@@ -41,7 +41,7 @@ valid() { # valid KIND ALGO: is ALGO a GLEX_<KIND>_ALGO value?
 nsizes=$(echo $nps | wc -w)
 nalgos=$(echo $ar_algos | wc -w)
 osu_colls="allreduce reduce bcast barrier iallreduce ireduce ibcast ibarrier"
-echo "1..$(( 6 + nsizes * (3 + nalgos) + 4 + 5 + 1 + 16 + 4 + 6 + 7 + 13 ))"
+echo "1..$(( 6 + nsizes * (3 + nalgos) + 4 + 5 + 1 + 16 + 4 + 6 + 8 + 13 ))"
 
 # shellcheck disable=SC2086
 compile $progs
@@ -238,6 +238,22 @@ fi
 # ... and a sender computing outside MPI delays nothing: the receiver reads
 # the half back itself
 run "pt2pt busy: a rendezvous from a sender outside MPI" 2 -- "$out/pt2pt" busy "$out/busy.flag"
+# ... but not when the other processes of this host take every CPU (the
+# ranks between compute outside MPI): the receiver reads it all and the
+# waiting sender naps at once, woken by each ACK
+cpus=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
+crowd_np=$((cpus + 2))
+env GLEX_VERBOSE=2 timeout "$limit" "$prefix/bin/mpiexec" -n "$crowd_np" "$out/pt2pt" crowd \
+  1048576 20 "$out/crowd.flag" >"$out/log" 2>&1
+rc=$?
+line=$(grep "glex: rank $((crowd_np - 1)): active messages sent" "$out/log")
+offered=$(echo "$line" | sed -n 's/.*offered to the sender: \([0-9]*\),.*/\1/p')
+if [ $rc = 0 ] && grep -q "pt2pt crowd: .* 0 errors" "$out/log" && [ "$offered" = 0 ]; then
+  ok "20 rendezvous of 1 MiB with $((crowd_np - 2)) ranks computing on $cpus CPUs: none offered"
+else
+  notok "1 MiB rendezvous among busy ranks: exit $rc, offered '$offered'"
+  tail -5 "$out/log" | sed 's/^/# /'
+fi
 
 dp="GLEX_REDUCE_ALGO=direct GLEX_BCAST_ALGO=direct GLEX_ALLREDUCE_ALGO=direct"
 run "late_root" 2 $dp -- "$out/late_root" 1.5 out out

@@ -413,6 +413,7 @@ int MPIDI_GLEX_send_msg(uint32_t node, int handler_id, const void *am_hdr, MPI_A
     mpi_errno = post(&d, 1);
     MPIR_ERR_CHECK(mpi_errno);
     MPIDI_GLEX_global.am_sent[MPIDI_GLEX_AM_RNDV]++;
+    MPIDI_GLEX_global.lmt_waiting++;
 
   fn_exit:
     return mpi_errno;
@@ -580,7 +581,10 @@ static int send_ack(uint32_t node, int kind, uint64_t cookie)
  * host is read by both NICs' DMA engines at once: the receiver's reads the
  * first half while the sender's writes the second (cross-memory attach: 1
  * MiB in 131 us by one, 67 by two here; OSU at 4 processes on 2 CPUs, 1
- * MiB: 239 -> 81 us) */
+ * MiB: 239 -> 81 us) - when the sender has a CPU to do it with.  With every
+ * CPU taken by the others (OSU mbw_mr at 4 processes on 2 CPUs: two
+ * receivers copying) its half would take a CPU from another copy: 128 KiB
+ * - 4 MiB 6.0-11.6 GB/s split, 8.3-13.3 not (bench/results/2026-11-29). */
 #define LMT_SPLIT_MIN (128 * 1024)
 
 /* the claim word: who moves the second half (its generation in the bits
@@ -601,7 +605,7 @@ static int split_possible(uint32_t node, uint64_t n)
     /* not in virtual time: the model keeps the protocol it was calibrated with */
     return n >= LMT_SPLIT_MIN && node != glex_fabric_node(f) && glex_fabric_same_host(f, node) &&
         !glex_fabric_params(f)->vtime &&
-        MPIDI_GLEX_ring_claim_word();
+        MPIDI_GLEX_ring_claim_word() && glex_cpu_to_spare(f, node);
 }
 
 /* Read n bytes of a rendezvous from node's addr into data with the sender's
@@ -900,6 +904,8 @@ static int handle(glex_rqe_t * e)
             break;
         case WIRE_ACK:{
                 MPIR_Request *sreq = (MPIR_Request *) (uintptr_t) w.cookie;
+                if (MPIDI_GLEX_global.lmt_waiting)
+                    MPIDI_GLEX_global.lmt_waiting--;
                 MPIDI_GLEX_am_request_finalize(sreq);   /* the packed copy is read */
                 origin_done(MPIDI_GLEX_AMREQ(sreq).handler_id, sreq);
                 break;

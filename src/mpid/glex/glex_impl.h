@@ -45,6 +45,7 @@ typedef struct {
     uint64_t lmt_offered;              /* rendezvous received with the second half
                                         * offered to the sender's NIC */
     uint64_t lmt_split;                /* ... of them, the halves it wrote */
+    uint64_t lmt_waiting;              /* rendezvous sends posted whose ACK has not come */
     /* the handlers of point-to-point messages (glex_p2p.c registers them;
      * the transport, glex_am.c, calls them as MPIDIG's) */
     int (*p2p_arrived) (uint32_t node, const void *hdr, uint32_t hdr_sz, const void *data,

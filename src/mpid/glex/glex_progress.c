@@ -45,6 +45,17 @@ static int watch_peers(uint64_t now)
  * mbw_mr 4 MiB at 4 processes on 2 cores: 5 GB/s yielding, 8 napping).  Not
  * with MPI_THREAD_MULTIPLE (MPICH holds its lock around this call), nor in
  * a loop of MPI_Test calls with the program's work between them. */
+/* Waiting for a rendezvous send's ACK while the others of this machine
+ * take every CPU: the receiver is copying (tens of us and more) and a CPU
+ * this process polls on is one copy fewer, so it naps at once, woken by
+ * the ACK (OSU mbw_mr at 4 processes on 2 CPUs, 128 KiB - 4 MiB: 8.3-13.3
+ * GB/s polling GLEX_NAP_US first, NOTES 2026-11-29).  With a CPU to spare
+ * it keeps polling: the receiver may offer it half the copy (glex_am.c). */
+static int lmt_wait_long(glex_fabric_t * f)
+{
+    return MPIDI_GLEX_global.lmt_waiting && !glex_cpu_to_spare(f, glex_fabric_node(f));
+}
+
 static int idle_turn(void)
 {
     MPIDI_GLEX_global_t *g = &MPIDI_GLEX_global;
@@ -63,7 +74,8 @@ static int idle_turn(void)
          * back (MPICH's wait loop, or MPI_Test with under TIGHT_NS between
          * calls), not between pieces of the program's own work */
         int tight = g->turn_end_ns && now - g->turn_end_ns < (uint64_t) IDLE_YIELD * TIGHT_NS;
-        nap = tight && g->idle_since_ns && now - g->idle_since_ns >= g->nap_ns;
+        nap = tight && g->idle_since_ns && (now - g->idle_since_ns >= g->nap_ns ||
+                                            lmt_wait_long(f));
     }
     if (nap)
         glex_host_nap(f, NAP_MS);

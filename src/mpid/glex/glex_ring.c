@@ -32,6 +32,12 @@
 /* the region ends with a line of its own: the claim word of a rendezvous
  * whose second half this process offers its sender (glex_am.c) */
 #define CLAIM_LINE 64u
+/* up to this many processes per CPU the rings are touched before use (a
+ * page's first touch costs a process about 6 us here, glex_touch_pages):
+ * OSU mbw_mr at 4 processes on 2 CPUs, 256 B, its first ring size: 446
+ * MB/s touched on use, 916 before (NOTES 2026-11-29); MPI_Init at 16
+ * processes 30-100 ms longer */
+#define PREFAULT_PER_CPU_MAX 8u
 /* messages through a ring: at most GLEX_RDMA_EAGER bytes (read with the
  * other settings, glex_init.c) and a quarter ring */
 
@@ -143,11 +149,11 @@ int MPIDI_GLEX_ring_init(void)
     if (glex_region_alloc(&R.region, (size_t) ring_total(me)) != GLEX_OK ||
         glex_region_publish(f, &R.region) != GLEX_OK)
         goto no_rings;  /* no memfd or no room */
-    /* with a CPU each (where a message's latency is the user's measure) the
-     * rings' pages are touched now, at most 8 MiB (12 ms), not on the
+    /* the rings' pages are touched now, at most 8 MiB (12 ms), not on the
      * first pass of messages (OSU latency at 256 B, the first ring size:
-     * 1.2 us with OSU's warm-up, 0.76 warm); sharing cores, on use */
-    if (glex_procs_per_cpu_here(f) <= 1)
+     * 1.2 us with OSU's warm-up, 0.76 warm); with many processes per CPU,
+     * on use (the time and memory of every process's 8 MiB) */
+    if (glex_procs_per_cpu_here(f) <= PREFAULT_PER_CPU_MAX)
         glex_region_prefault(&R.region);
     R.msg_max = MPL_MIN(MPIDI_GLEX_global.rdma_eager,
                         (MPI_Aint) (MPL_MAX(R.ring, R.ring_far) / 4));
@@ -190,7 +196,7 @@ static uint64_t remote_ring(uint32_t node)
             bytes == ring_total(node)) {
             t->remote = base + ring_off(me, node);
             /* where this NIC will write, touched here once (as above) */
-            if (glex_procs_per_cpu_here(f) <= 1)
+            if (glex_procs_per_cpu_here(f) <= PREFAULT_PER_CPU_MAX)
                 glex_dma_prefault(f, node, t->remote, t->len);
             break;
         }
