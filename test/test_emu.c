@@ -1157,6 +1157,88 @@ static int rank_post_mp(glex_tctx_t *c)
     return 0;
 }
 
+/* GLEX_MP_QUIET: rank 1 counts as asleep (its host_sleepers set, it polls
+ * meanwhile).  Two quiet MP descriptors, the first to its VP 1 that it
+ * opens only later (both wait in the DQ: the engine's step runs them), and
+ * a quiet MP at its post reach its receive queues without ringing its host
+ * bell; a plain MP after them rings it once.  Unknown flags and a quiet bit
+ * on an RDMA descriptor are refused with the value. */
+static int rank_post_mp_quiet(glex_tctx_t *c)
+{
+    int id = glex_case(c, "GLEX_MP_QUIET: 3 quiet MPs to a sleeping host (2 through the DQ) "
+                          "leave its bell as it was, a plain one after them rings it; bad "
+                          "flags refused");
+    glex_node_shm_t *n1 = glex_node_shm(c->f, 1);
+    glex_desc_t d[2] = { coll_desc(0) }; /* a barrier: both VPs 0 open */
+    d[0].cp = d[0].branch = 1;
+    d[0].dest_id = d[0].recv_id = (uint32_t)(1 - c->rank);
+    glex_cqe_t e;
+    if (glex_vp_post(c->vp, d, 1) || !glex_test_wait_cqe(c->f, c->vp, &e, 5000))
+        glex_case_fail(c, id, "barrier: %s", glex_last_error());
+    if (c->rank == 1) {
+        atomic_fetch_add(&n1->host_sleepers, 1);
+        usleep(100000); /* rank 0's first MP waits for this VP */
+        glex_vp_t *vp1 = NULL;
+        glex_rqe_t r;
+        if (glex_vp_open(c->f, 1, &vp1) || !wait_rqe(vp1, &r))
+            glex_case_fail(c, id, "VP 1: %s", glex_last_error());
+        for (uint32_t i = 1; i <= 3; i++) {
+            uint32_t got = 0;
+            if (!wait_rqe(c->vp, &r) || (memcpy(&got, r.data, sizeof got), got != i)) {
+                glex_case_fail(c, id, "message %u: got %u", i, got);
+                break;
+            }
+        }
+        glex_vp_close(vp1);
+        atomic_fetch_sub(&n1->host_sleepers, 1);
+        return 0;
+    }
+    for (int t = 0; t < 5000 && !atomic_load(&n1->host_sleepers); t++)
+        usleep(1000);
+    uint32_t bell = atomic_load(&n1->hostbell), v = 1;
+    for (int k = 0; k < 2; k++) {
+        memset(&d[k], 0, sizeof d[k]);
+        d[k].kind = GLEX_DESC_MP;
+        d[k].ch = d[k].ct = 1;
+        d[k].dest_id = 1;
+        d[k].dest_vp = (uint16_t)(1 - k);
+        d[k].quiet = 1;
+        d[k].inline_len = sizeof v;
+        memcpy(d[k].data, &v, sizeof v);
+    }
+    int rc = glex_vp_post(c->vp, d, 2);
+    for (int t = 0; t < 5000 && !rc && atomic_load(&glex_vp_shm(c->f, 1, 0)->rq_tail) < 1; t++)
+        glex_progress(c->f), usleep(1000); /* the DQ's MPs, run by this process */
+    glex_piece_t p = { &v, sizeof v };
+    int bad = glex_vp_post_mp_flags(c->vp, 1, 0, &p, 1, 2);
+    if (bad != GLEX_EINVAL || !strstr(glex_last_error(), "flags 0x2"))
+        glex_case_fail(c, id, "flags 2: rc %d, '%s'", bad, glex_last_error());
+    glex_desc_t r;
+    memset(&r, 0, sizeof r);
+    r.kind = GLEX_DESC_RDMA;
+    r.ch = r.ct = 1;
+    r.dest_id = 1;
+    r.quiet = 1;
+    bad = glex_vp_post(c->vp, &r, 1);
+    if (bad != GLEX_EINVAL || !strstr(glex_last_error(), "quiet"))
+        glex_case_fail(c, id, "RDMA with quiet=1: rc %d, '%s'", bad, glex_last_error());
+    v = 2;
+    if (!rc)
+        rc = glex_vp_post_mp_flags(c->vp, 1, 0, &p, 1, GLEX_MP_QUIET);
+    uint32_t quiet_bell = atomic_load(&n1->hostbell);
+    v = 3;
+    if (!rc)
+        rc = glex_vp_post_mp(c->vp, 1, 0, &p, 1);
+    for (int t = 0; t < 5000 && !rc && atomic_load(&n1->hostbell) == quiet_bell; t++)
+        glex_progress(c->f), usleep(1000);
+    uint32_t plain_bell = atomic_load(&n1->hostbell);
+    if (rc || quiet_bell != bell || plain_bell != bell + 1)
+        glex_case_fail(c, id, "posts %d (%s); bell %u, after the quiet ones %u, after the "
+                              "plain one %u (want %u, %u, %u)", rc, rc ? glex_last_error() : "",
+                       bell, quiet_bell, plain_bell, bell, bell, bell + 1);
+    return 0;
+}
+
 /* message i of rank_post_put_mp: its data bytes, where they go in the
  * receiver's region, and the byte j of them */
 enum { PM_N = 40, PM_REGION = 64 * 1024 };
@@ -1300,6 +1382,7 @@ int main(void)
     q.cq_depth = 16; /* the receive queue's depth too */
     setenv("GLEX_ENGINE_THREAD", "0", 1); /* the DQ runs in the sender's progress calls only */
     glex_run_group(2, &q, rank_post_mp, NULL, 60, "emu post_mp");
+    glex_run_group(2, &q, rank_post_mp_quiet, NULL, 60, "emu post_mp quiet");
     if (getenv("GLEX_SPLIT_HOSTS") && atoi(getenv("GLEX_SPLIT_HOSTS")) > 1)
         tap_ok(1, "emu post_put_mp # SKIP regions are mapped within one host");
     else

@@ -185,6 +185,10 @@ typedef struct glex_desc {
     uint8_t fanout;      /* COLL read send (swap_remote_addr, cp=1): destinations; 0 or 1:
                             dest_id/dest_vp/seq_id, 2..GLEX_MAX_FANOUT listed in data[]
                             (glex_src_t: node, VP, SeqID of the offer) */
+    uint8_t quiet;       /* MP: no event for the destination's host (it is not woken
+                            from a sleep for this message: a later one of the sender
+                            wakes it, or it polls); a host on another host decides
+                            for itself */
     uint16_t source_vp;  /* 11 bits: the VP that posts it */
     uint16_t dest_vp;    /* 11 bits */
     uint16_t recv_vp;    /* 11 bits: VP of the awaited packet's sender */
@@ -348,6 +352,12 @@ typedef struct glex_piece {
 } glex_piece_t;
 int glex_vp_post_mp(glex_vp_t *vp, uint32_t dest_id, uint32_t dest_vp, const glex_piece_t *p,
                     uint32_t n);
+/* the same with flags: 0, or GLEX_MP_QUIET (the descriptor's quiet bit: a
+ * message for a host that will be woken by a later one, e.g. the ACKs of a
+ * batch but the last); others refused with the value */
+#define GLEX_MP_QUIET 1u
+int glex_vp_post_mp_flags(glex_vp_t *vp, uint32_t dest_id, uint32_t dest_vp,
+                          const glex_piece_t *p, uint32_t n, unsigned flags);
 /* An RDMA put of len bytes from src to remote_addr of node dest_id, then an
  * MP from vp to VP dest_vp of that node, its payload the n pieces, that asks
  * for a CQE carrying cookie (the put's data has left src by then): what

@@ -1569,7 +1569,8 @@ static int step_mp(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d)
     if (f->p.vtime)
         t->vt = sent;
     count_send(t, d->inline_len); /* received: counted by the host that takes it */
-    ring_rq(f, d->dest_id); /* another host's: rung by its own process (glex_emu_wire.c) */
+    if (!d->quiet) /* another host's: rung by its own process (glex_emu_wire.c) */
+        ring_rq(f, d->dest_id);
     return 2;
 }
 
@@ -1612,7 +1613,7 @@ static void count_now(glex_fabric_t *f, glex_vp_shm_t *s, uint32_t job, uint64_t
 }
 
 int glex_engine_post_mp_now(glex_vp_t *vp, uint32_t dest_id, uint32_t dest_vp,
-                            const glex_piece_t *p, uint32_t n, uint32_t len)
+                            const glex_piece_t *p, uint32_t n, uint32_t len, int quiet)
 {
     glex_fabric_t *f = vp->f;
     /* no lock: an MP touches nothing of the engine's but the destination's
@@ -1623,7 +1624,8 @@ int glex_engine_post_mp_now(glex_vp_t *vp, uint32_t dest_id, uint32_t dest_vp,
         return 0;
     glex_counter_add(&vp->shm->desc_posted, 1);
     count_now(f, vp->shm, 0, len, 1);
-    ring_rq(f, dest_id);
+    if (!quiet)
+        ring_rq(f, dest_id);
     return 1;
 }
 
@@ -1782,7 +1784,7 @@ uint32_t glex_engine_post_now(glex_vp_t *vp, const glex_desc_t *d, uint32_t n)
      * destination once */
     uint32_t rung = UINT32_MAX;
     for (uint32_t i = done; i-- > 0;)
-        if (d[i].kind == GLEX_DESC_MP && d[i].dest_id != rung)
+        if (d[i].kind == GLEX_DESC_MP && !d[i].quiet && d[i].dest_id != rung)
             ring_rq(f, rung = d[i].dest_id);
     if (cqe)
         ring_own(f);

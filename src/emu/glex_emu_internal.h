@@ -714,7 +714,7 @@ void glex_engine_kick(glex_fabric_t *f);
 uint32_t glex_engine_post_now(glex_vp_t *vp, const glex_desc_t *d, uint32_t n);
 /* glex_vp_post_mp's MP executed at its post: 1, or 0 when it must queue */
 int glex_engine_post_mp_now(glex_vp_t *vp, uint32_t dest_id, uint32_t dest_vp,
-                            const glex_piece_t *p, uint32_t n, uint32_t len);
+                            const glex_piece_t *p, uint32_t n, uint32_t len, int quiet);
 /* glex_vp_post_put_mp's put and MP executed at their post, both (1) or
  * neither (0: they must queue) */
 int glex_engine_post_put_mp_now(glex_vp_t *vp, uint32_t dest_id, uint32_t dest_vp,

@@ -209,11 +209,12 @@ static int mp_check(const glex_vp_t *vp, uint32_t dest_id, uint32_t dest_vp,
 
 /* the MP descriptor of glex_vp_post_mp's arguments, for the DQ */
 static void mp_desc(glex_desc_t *d, const glex_vp_t *vp, uint32_t dest_id, uint32_t dest_vp,
-                    const glex_piece_t *p, uint32_t n, uint32_t len)
+                    const glex_piece_t *p, uint32_t n, uint32_t len, int quiet)
 {
     memset(d, 0, offsetof(glex_desc_t, data));
     d->kind = GLEX_DESC_MP;
     d->ch = d->ct = 1;
+    d->quiet = (uint8_t)quiet;
     d->source_vp = (uint16_t)vp->index;
     d->dest_vp = (uint16_t)dest_vp;
     d->dest_id = dest_id;
@@ -221,18 +222,28 @@ static void mp_desc(glex_desc_t *d, const glex_vp_t *vp, uint32_t dest_id, uint3
     glex_pieces_copy(d->data, p, n);
 }
 
-int glex_vp_post_mp(glex_vp_t *vp, uint32_t dest_id, uint32_t dest_vp, const glex_piece_t *p,
-                    uint32_t n)
+int glex_vp_post_mp_flags(glex_vp_t *vp, uint32_t dest_id, uint32_t dest_vp,
+                          const glex_piece_t *p, uint32_t n, unsigned flags)
 {
+    if (flags & ~GLEX_MP_QUIET)
+        return glex_error(GLEX_EINVAL, "MP flags 0x%x: allowed 0 or GLEX_MP_QUIET (0x%x)", flags,
+                          GLEX_MP_QUIET);
     uint32_t len;
     int rc = mp_check(vp, dest_id, dest_vp, p, n, &len);
     if (rc)
         return rc;
-    if (glex_engine_post_mp_now(vp, dest_id, dest_vp, p, n, len))
+    int quiet = (flags & GLEX_MP_QUIET) != 0;
+    if (glex_engine_post_mp_now(vp, dest_id, dest_vp, p, n, len, quiet))
         return GLEX_OK;
     glex_desc_t d;
-    mp_desc(&d, vp, dest_id, dest_vp, p, n, len);
+    mp_desc(&d, vp, dest_id, dest_vp, p, n, len, quiet);
     return glex_vp_post(vp, &d, 1);
+}
+
+int glex_vp_post_mp(glex_vp_t *vp, uint32_t dest_id, uint32_t dest_vp, const glex_piece_t *p,
+                    uint32_t n)
+{
+    return glex_vp_post_mp_flags(vp, dest_id, dest_vp, p, n, 0);
 }
 
 int glex_vp_post_put_mp(glex_vp_t *vp, uint32_t dest_id, uint32_t dest_vp, const void *src,
@@ -262,7 +273,7 @@ int glex_vp_post_put_mp(glex_vp_t *vp, uint32_t dest_id, uint32_t dest_vp, const
     d[0].length = len;
     d[0].local_addr = (uint64_t)(uintptr_t)src;
     d[0].remote_addr = remote_addr;
-    mp_desc(&d[1], vp, dest_id, dest_vp, p, n, plen);
+    mp_desc(&d[1], vp, dest_id, dest_vp, p, n, plen, 0);
     d[1].coll_end_flag = 1;
     d[1].cookie = cookie;
     return glex_vp_post(vp, d, 2);
