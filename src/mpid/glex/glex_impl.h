@@ -109,6 +109,9 @@ int MPIDI_GLEX_send_inline(uint32_t node, int handler_id, const void *am_hdr, MP
  * cookie) completes the sender's request */
 int MPIDI_GLEX_lmt_read(uint32_t node, uint64_t addr, void *data, uint64_t n, uint64_t cookie);
 int MPIDI_GLEX_send_ack(uint32_t node, uint64_t cookie);
+/* a synchronous send's ACK once its receive matched (completes the sender's
+ * request as the ACK does, not counted as a rendezvous') */
+int MPIDI_GLEX_send_sync_ack(uint32_t node, uint64_t cookie);
 MPIDIG_recv_data_copy_cb MPIDI_GLEX_am_get_data_copy_cb(uint32_t attr);
 MPI_Aint MPIDI_GLEX_am_hdr_max_sz(void);
 MPI_Aint MPIDI_GLEX_am_eager_limit(void);

@@ -247,7 +247,7 @@ static int fill(MPIR_Request * rreq, void *buf, MPI_Aint count, MPI_Datatype dat
         }
     }
     if (flags & MPIDI_GLEX_P2P_SYNC) {
-        mpi_errno = MPIDI_GLEX_send_ack(node, sender_req);
+        mpi_errno = MPIDI_GLEX_send_sync_ack(node, sender_req);
         MPIR_ERR_CHECK(mpi_errno);
     }
     MPIR_Datatype_release_if_not_builtin(datatype);
