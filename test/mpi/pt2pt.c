@@ -435,6 +435,28 @@ static double cpu_s(void)
     return u.ru_utime.tv_sec + u.ru_stime.tv_sec + 1e-6 * (u.ru_utime.tv_usec + u.ru_stime.tv_usec);
 }
 
+/* compute outside MPI (no MPI call) until file exists, at most 20 s: 1 if
+ * it came */
+static int compute_until(const char *file)
+{
+    double t0 = MPI_Wtime();
+    volatile double x = 1;
+    int seen = 0;
+    while (!seen && MPI_Wtime() - t0 < 20) {
+        for (int k = 0; k < 100000; k++)
+            x = x * 1.0000001 + 1e-9;
+        seen = access(file, F_OK) == 0;
+    }
+    return seen;
+}
+
+static void create(const char *file)
+{
+    FILE *fp = fopen(file, "w");
+    if (fp)
+        fclose(fp);
+}
+
 /* a large message from a sender that computes outside MPI until the
  * receiver has it (told through a file, not through MPI) */
 static void busy_sender(const char *file)
@@ -449,22 +471,12 @@ static void busy_sender(const char *file)
         for (long i = 0; i < N; i++)
             buf[i] = pattern(i, 5);
         MT_MPI(MPI_Isend(buf, N, MPI_BYTE, last, 50, MPI_COMM_WORLD, &rq));
-        double t0 = MPI_Wtime();
-        volatile double x = 1;
-        int seen = 0;
-        while (!seen && MPI_Wtime() - t0 < 20) {   /* no MPI call in here */
-            for (int k = 0; k < 100000; k++)
-                x = x * 1.0000001 + 1e-9;
-            seen = access(file, F_OK) == 0;
-        }
-        MT_CHECK(seen, "the receiver had not received 1 MiB after 20 s of the sender "
-                 "computing outside MPI");
+        MT_CHECK(compute_until(file), "the receiver had not received 1 MiB after 20 s of "
+                 "the sender computing outside MPI");
         MT_MPI(MPI_Wait(&rq, MPI_STATUS_IGNORE));
     } else if (rank == last) {
         MT_MPI(MPI_Recv(buf, N, MPI_BYTE, 0, 50, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-        FILE *fp = fopen(file, "w");
-        if (fp)
-            fclose(fp);
+        create(file);
         long bad = -1;
         for (long i = 0; i < N && bad < 0; i++)
             if (buf[i] != pattern(i, 5))
@@ -485,22 +497,11 @@ static void crowd(long len, int n, const char *file)
     MT_MPI(MPI_Barrier(MPI_COMM_WORLD));
     if (rank == 0 || rank == size - 1) {
         stream(len, n);
-        if (rank == size - 1) {
-            FILE *fp = fopen(file, "w");
-            if (fp)
-                fclose(fp);
-        }
+        if (rank == size - 1)
+            create(file);
     } else {
-        double t0 = MPI_Wtime();
-        volatile double x = 1;
-        int seen = 0;
-        while (!seen && MPI_Wtime() - t0 < 20) {   /* no MPI call in here */
-            for (int k = 0; k < 100000; k++)
-                x = x * 1.0000001 + 1e-9;
-            seen = access(file, F_OK) == 0;
-        }
-        MT_CHECK(seen, "the stream of %d messages of %ld bytes had not arrived after 20 s", n,
-                 len);
+        MT_CHECK(compute_until(file), "the stream of %d messages of %ld bytes had not arrived "
+                 "after 20 s", n, len);
     }
     MT_MPI(MPI_Barrier(MPI_COMM_WORLD));
     if (rank == 0)
