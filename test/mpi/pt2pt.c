@@ -490,18 +490,36 @@ static void busy_sender(const char *file)
 }
 
 /* stream(len, n) with the ranks between computing outside MPI (awake, not
- * asleep in a wait) until the last rank creates file */
+ * asleep in a wait) until the last rank creates file; rank 0 starts once
+ * each of them has said it computes (file.<rank>) */
 static void crowd(long len, int n, const char *file)
 {
+    char mine[4096];
     remove(file);
     MT_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    if (rank == 0) {
+        int ready = 0;
+        for (int t = 0; t < 20000 && !ready; t++) {
+            ready = 1;
+            for (int r = 1; r < size - 1 && ready; r++) {
+                snprintf(mine, sizeof mine, "%s.%d", file, r);
+                ready = access(mine, F_OK) == 0;
+            }
+            if (!ready)
+                nanosleep(&(struct timespec) {0, 1000000}, NULL);
+        }
+        MT_CHECK(ready, "the ranks between had not started computing after 20 s");
+    }
     if (rank == 0 || rank == size - 1) {
         stream(len, n);
         if (rank == size - 1)
             create(file);
     } else {
+        snprintf(mine, sizeof mine, "%s.%d", file, rank);
+        create(mine);
         MT_CHECK(compute_until(file), "the stream of %d messages of %ld bytes had not arrived "
                  "after 20 s", n, len);
+        remove(mine);
     }
     MT_MPI(MPI_Barrier(MPI_COMM_WORLD));
     if (rank == 0)
