@@ -1382,7 +1382,10 @@ int main(void)
     q.cq_depth = 16; /* the receive queue's depth too */
     setenv("GLEX_ENGINE_THREAD", "0", 1); /* the DQ runs in the sender's progress calls only */
     glex_run_group(2, &q, rank_post_mp, NULL, 60, "emu post_mp");
-    glex_run_group(2, &q, rank_post_mp_quiet, NULL, 60, "emu post_mp quiet");
+    if (getenv("GLEX_SPLIT_HOSTS") && atoi(getenv("GLEX_SPLIT_HOSTS")) > 1)
+        tap_ok(1, "emu post_mp quiet # SKIP a host on another host wakes by its own rules");
+    else
+        glex_run_group(2, &q, rank_post_mp_quiet, NULL, 60, "emu post_mp quiet");
     if (getenv("GLEX_SPLIT_HOSTS") && atoi(getenv("GLEX_SPLIT_HOSTS")) > 1)
         tap_ok(1, "emu post_put_mp # SKIP regions are mapped within one host");
     else
