@@ -37,7 +37,7 @@ int glex_desc_validate(const glex_fabric_t *f, uint32_t vp, const glex_desc_t *d
     RANGE(cp_count, 0, GLEX_MAX_SEQ - 1);
     BIT(src_range);
     BIT(mcast);
-    BIT(quiet);
+    RANGE(quiet, 0, d->kind == GLEX_DESC_MP); /* MP only */
     RANGE(branch, 0, d->src_range ? GLEX_MAX_RANGE_BRANCH : GLEX_MAX_BRANCH);
     CHECK(d->source_vp == vp, "source_vp", d->source_vp, vp, vp);
     RANGE(dest_vp, 0, p->vps_per_node - 1);
@@ -46,7 +46,6 @@ int glex_desc_validate(const glex_fabric_t *f, uint32_t vp, const glex_desc_t *d
     RANGE(recv_id, 0, f->nnodes - 1);
     if (d->kind == GLEX_DESC_COLL) {
         RANGE(c, 1, 1);
-        RANGE(quiet, 0, 0);
         RANGE(inline_len, 0, 0);
         RANGE(op, 0, GLEX_OP_COUNT - 1);
         RANGE(type, 0, GLEX_TYPE_COUNT - 1);
@@ -144,8 +143,6 @@ int glex_desc_validate(const glex_fabric_t *f, uint32_t vp, const glex_desc_t *d
         RANGE(swap_local_data, 0, 0);
         RANGE(mcast, 0, 0);
         RANGE(fanout, 0, 0);
-        if (d->kind != GLEX_DESC_MP)
-            RANGE(quiet, 0, 0);
         if (d->kind == GLEX_DESC_MP) { /* its payload is the descriptor's data field;
                                         * GLEX_INLINE_MAX sizes the packets of collectives */
             RANGE(inline_len, 0, GLEX_INLINE_CAP);

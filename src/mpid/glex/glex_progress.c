@@ -36,15 +36,6 @@ static int watch_peers(uint64_t now)
 /* idle progress calls this close together are a wait loop's */
 #define TIGHT_NS 4000
 
-/* An idle loop's turn, every IDLE_YIELD progress calls without work: give
- * the core to the other processes of this machine.  A process that shares
- * its core, idle for GLEX_NAP_US, sleeps on its host bell instead (any
- * packet, message or CQE for it rings it), so that while it waits it takes
- * no share of the core from those that work: a yielding process keeps its
- * fair share, and two waiting on one core leave the workers one core (OSU
- * mbw_mr 4 MiB at 4 processes on 2 cores: 5 GB/s yielding, 8 napping).  Not
- * with MPI_THREAD_MULTIPLE (MPICH holds its lock around this call), nor in
- * a loop of MPI_Test calls with the program's work between them. */
 /* Waiting for a rendezvous send's ACK while the others of this machine
  * take every CPU: the receiver is copying (tens of us and more) and a CPU
  * this process polls on is one copy fewer, so it naps at once, woken by
@@ -56,6 +47,15 @@ static int lmt_wait_long(glex_fabric_t * f)
     return MPIDI_GLEX_global.lmt_waiting && !glex_cpu_to_spare(f, glex_fabric_node(f));
 }
 
+/* An idle loop's turn, every IDLE_YIELD progress calls without work: give
+ * the core to the other processes of this machine.  A process that shares
+ * its core, idle for GLEX_NAP_US, sleeps on its host bell instead (any
+ * packet, message or CQE for it rings it), so that while it waits it takes
+ * no share of the core from those that work: a yielding process keeps its
+ * fair share, and two waiting on one core leave the workers one core (OSU
+ * mbw_mr 4 MiB at 4 processes on 2 cores: 5 GB/s yielding, 8 napping).  Not
+ * with MPI_THREAD_MULTIPLE (MPICH holds its lock around this call), nor in
+ * a loop of MPI_Test calls with the program's work between them. */
 static int idle_turn(void)
 {
     MPIDI_GLEX_global_t *g = &MPIDI_GLEX_global;

@@ -118,6 +118,12 @@ static int share_bases(void)
     return mpi_errno;
 }
 
+/* are the rings' pages touched before use (PREFAULT_PER_CPU_MAX)? */
+static int touch_early(glex_fabric_t * f)
+{
+    return glex_procs_per_cpu_here(f) <= PREFAULT_PER_CPU_MAX;
+}
+
 int MPIDI_GLEX_ring_init(void)
 {
     glex_fabric_t *f = MPIDI_GLEX_global.fabric;
@@ -153,7 +159,7 @@ int MPIDI_GLEX_ring_init(void)
      * first pass of messages (OSU latency at 256 B, the first ring size:
      * 1.2 us with OSU's warm-up, 0.76 warm); with many processes per CPU,
      * on use (the time and memory of every process's 8 MiB) */
-    if (glex_procs_per_cpu_here(f) <= PREFAULT_PER_CPU_MAX)
+    if (touch_early(f))
         glex_region_prefault(&R.region);
     R.msg_max = MPL_MIN(MPIDI_GLEX_global.rdma_eager,
                         (MPI_Aint) (MPL_MAX(R.ring, R.ring_far) / 4));
@@ -196,7 +202,7 @@ static uint64_t remote_ring(uint32_t node)
             bytes == ring_total(node)) {
             t->remote = base + ring_off(me, node);
             /* where this NIC will write, touched here once (as above) */
-            if (glex_procs_per_cpu_here(f) <= PREFAULT_PER_CPU_MAX)
+            if (touch_early(f))
                 glex_dma_prefault(f, node, t->remote, t->len);
             break;
         }
