@@ -31,7 +31,11 @@ static void layout(glex_shm_header_t *h, const glex_params_t *p, uint32_t nnodes
     h->table_words = (p->table_slots + 63) / 64;
     h->ram_pages = p->unit_buffer_kb * 1024u / GLEX_PAGE;
     h->jobs_per_unit = glex_jobs_per_unit(p);
-    h->guar_pages = (h->ram_pages / 2) / (h->jobs_per_unit * p->vps_per_node);
+    /* a quarter of the RAM in guaranteed areas (at least a page each: the
+     * configuration check asks for half a page), the rest pooled */
+    h->guar_pages = (h->ram_pages / 4) / (h->jobs_per_unit * p->vps_per_node);
+    if (!h->guar_pages)
+        h->guar_pages = 1;
     h->pool_first_page = h->guar_pages * h->jobs_per_unit * p->vps_per_node;
     /* the eager pages end the RAM when the pool keeps at least as many */
     h->eager_pages = h->ram_pages - h->pool_first_page >= 2 * GLEX_EAGER_PAGES ? GLEX_EAGER_PAGES : 0;

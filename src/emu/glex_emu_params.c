@@ -115,8 +115,8 @@ int glex_params_check(const glex_params_t *p)
             return glex_error(GLEX_EINVAL, "%s=%d is out of range auto(-1)..%u", budgets[i].env,
                               v, budgets[i].hi);
     }
-    /* half the unit RAM is statically split per (JobID, VP) as guaranteed
-     * credit, one page at least each: see doc/nic-model.md */
+    /* a page of guaranteed credit per (JobID, VP) must fit in half the unit
+     * RAM (a quarter is split so when it can be): see doc/nic-model.md */
     uint64_t need = 2ull * glex_jobs_per_unit(p) * p->vps_per_node;
     if (p->unit_buffer_kb < need)
         return glex_error(GLEX_EINVAL,

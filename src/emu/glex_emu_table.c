@@ -348,7 +348,7 @@ void glex_ram_acquire(glex_fabric_t *f, uint32_t unit, uint32_t job, uint32_t vp
     a->bytes = guar_bytes;
     if (want > guar_bytes && pool_pages >= 2) {
         uint64_t need = (want + GLEX_PAGE - 1) / GLEX_PAGE;
-        uint32_t n = (uint32_t)(need < pool_pages / 2 ? need : pool_pages / 2);
+        uint32_t n = (uint32_t)(need < pool_pages ? need : pool_pages);
         uint64_t *bm = pool_bitmap(f, unit);
         glex_lock(&u->lock);
         for (; n > h->guar_pages; n /= 2) {
