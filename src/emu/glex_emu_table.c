@@ -337,7 +337,7 @@ static int64_t find_run(const uint64_t *bm, uint32_t npages, uint32_t n)
 }
 
 void glex_ram_acquire(glex_fabric_t *f, uint32_t unit, uint32_t job, uint32_t vp, uint64_t want,
-                      glex_area_t *a)
+                      int shared, glex_area_t *a)
 {
     glex_shm_header_t *h = f->hdr;
     glex_unit_shm_t *u = glex_unit_shm(f, f->node, unit);
@@ -348,7 +348,8 @@ void glex_ram_acquire(glex_fabric_t *f, uint32_t unit, uint32_t job, uint32_t vp
     a->bytes = guar_bytes;
     if (want > guar_bytes && pool_pages >= 2) {
         uint64_t need = (want + GLEX_PAGE - 1) / GLEX_PAGE;
-        uint32_t n = (uint32_t)(need < pool_pages ? need : pool_pages);
+        uint32_t cap = shared ? pool_pages / 2 : pool_pages;
+        uint32_t n = (uint32_t)(need < cap ? need : cap);
         uint64_t *bm = pool_bitmap(f, unit);
         glex_lock(&u->lock);
         for (; n > h->guar_pages; n /= 2) {
