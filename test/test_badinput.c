@@ -211,6 +211,28 @@ static int auto_per_cpu(glex_tctx_t *c)
                 break;
             }
     }
+    /* a 768 KiB allreduce: Rabenseifner at 4 per CPU, binomial from 8 (up
+     * to 1 MiB), Rabenseifner again at 1 MiB (resolved only) */
+    glex_coll_args_t mid = ar;
+    const struct {
+        unsigned per_cpu;
+        uint64_t count;
+        glex_algo_t algo;
+    } rows[] = {
+        { 4, 196608, GLEX_ALGO_RABENSEIFNER },
+        { 8, 196608, GLEX_ALGO_BINOMIAL },
+        { 8, 262144, GLEX_ALGO_RABENSEIFNER },
+    };
+    for (int w = 0; w < 3; w++) {
+        mid.count = rows[w].count;
+        int id = glex_case(c, "auto at %d ranks, %u per CPU: allreduce %llu KiB %s", c->n,
+                           rows[w].per_cpu, (unsigned long long)rows[w].count * 4 / 1024,
+                           glex_algo_name(rows[w].algo));
+        glex_algo_t m = GLEX_ALGO_AUTO;
+        if (glex_fabric_set_job_per_cpu(c->f, rows[w].per_cpu) ||
+            glex_coll_resolve(c->g, &mid, &m) || m != rows[w].algo)
+            glex_case_fail(c, id, "%s (%s)", glex_algo_name(m), glex_last_error());
+    }
     return 0;
 }
 
