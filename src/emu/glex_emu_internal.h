@@ -624,8 +624,9 @@ typedef struct glex_area {
     uint32_t bytes;
     uint32_t pool;  /* 1 if borrowed from the pool (pages), 0 guaranteed */
 } glex_area_t;
-/* shared: another task of this node uses the unit (it may want the pool
- * too): borrow at most half of the pool, else up to all of it */
+/* shared: 1 another task of this node uses the unit (it may want the pool
+ * too): borrow at most half of the pool; 2 the sender is on another host:
+ * at most the area it had when half the RAM was guaranteed; 0 up to all */
 void glex_ram_acquire(glex_fabric_t *f, uint32_t unit, uint32_t job, uint32_t vp,
                       uint64_t want, int shared, glex_area_t *a);
 void glex_ram_release(glex_fabric_t *f, uint32_t unit, const glex_area_t *a);

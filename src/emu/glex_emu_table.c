@@ -349,6 +349,13 @@ void glex_ram_acquire(glex_fabric_t *f, uint32_t unit, uint32_t job, uint32_t vp
     if (want > guar_bytes && pool_pages >= 2) {
         uint64_t need = (want + GLEX_PAGE - 1) / GLEX_PAGE;
         uint32_t cap = shared ? pool_pages / 2 : pool_pages;
+        if (shared > 1) { /* from another host: the area it had with half the RAM
+                           * guaranteed (larger ones not yet tried across hosts) */
+            uint32_t pairs = h->pool_first_page / h->guar_pages;
+            uint32_t old_guar = (h->ram_pages / 2) / pairs * pairs;
+            uint32_t old_pool = h->ram_pages - h->eager_pages - old_guar;
+            cap = old_pool / 2 < pool_pages ? old_pool / 2 : pool_pages;
+        }
         uint32_t n = (uint32_t)(need < cap ? need : cap);
         uint64_t *bm = pool_bitmap(f, unit);
         glex_lock(&u->lock);
