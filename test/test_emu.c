@@ -610,6 +610,13 @@ static int rank_mp_rdma(glex_tctx_t *c)
     return 0;
 }
 
+/* run across emulated hosts (GLEX_SPLIT_HOSTS > 1: test_hosts.sh)? */
+static int split_hosts(void)
+{
+    const char *h = getenv("GLEX_SPLIT_HOSTS");
+    return h && atoi(h) > 1;
+}
+
 static int rank_pulses(glex_tctx_t *c)
 {
     /* unit RAM of 64 KB: a 1 MB transfer must go through in pulses */
@@ -629,8 +636,7 @@ static int rank_pulses(glex_tctx_t *c)
     glex_unit_counters_t uc;
     glex_unit_counters(c->f, (uint32_t)c->rank, 6 % 8, &uc);
     /* across emulated hosts: the area of half the RAM guaranteed (16 KB) */
-    unsigned long long expect =
-        getenv("GLEX_SPLIT_HOSTS") && atoi(getenv("GLEX_SPLIT_HOSTS")) > 1 ? 16 : 32;
+    unsigned long long expect = split_hosts() ? 16 : 32;
     if (c->rank == 1 && uc.ram_high_water_kb != expect)
         glex_case_fail(c, id, "high water %llu KB, expected %llu",
                        (unsigned long long)uc.ram_high_water_kb, expect);
@@ -1389,20 +1395,20 @@ int main(void)
     q.cq_depth = 16; /* the receive queue's depth too */
     setenv("GLEX_ENGINE_THREAD", "0", 1); /* the DQ runs in the sender's progress calls only */
     glex_run_group(2, &q, rank_post_mp, NULL, 60, "emu post_mp");
-    if (getenv("GLEX_SPLIT_HOSTS") && atoi(getenv("GLEX_SPLIT_HOSTS")) > 1)
+    if (split_hosts())
         tap_ok(1, "emu post_mp quiet # SKIP a host on another host wakes by its own rules");
     else
         glex_run_group(2, &q, rank_post_mp_quiet, NULL, 60, "emu post_mp quiet");
-    if (getenv("GLEX_SPLIT_HOSTS") && atoi(getenv("GLEX_SPLIT_HOSTS")) > 1)
+    if (split_hosts())
         tap_ok(1, "emu post_put_mp # SKIP regions are mapped within one host");
     else
         glex_run_group(2, &q, rank_post_put_mp, NULL, 60, "emu post_put_mp");
     unsetenv("GLEX_ENGINE_THREAD");
-    if (getenv("GLEX_SPLIT_HOSTS") && atoi(getenv("GLEX_SPLIT_HOSTS")) > 1)
+    if (split_hosts())
         tap_ok(1, "emu regions # SKIP regions are mapped within one host");
     else
         glex_run_group(2, NULL, rank_regions, NULL, 60, "emu regions");
-    if (getenv("GLEX_SPLIT_HOSTS") && atoi(getenv("GLEX_SPLIT_HOSTS")) > 1)
+    if (split_hosts())
         tap_ok(1, "emu published regions # SKIP regions are mapped within one host");
     else
         glex_run_group(2, NULL, rank_published, NULL, 60, "emu published regions");

@@ -838,22 +838,22 @@ static int eager_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gl
     return 0;
 }
 
-/* the receive's next CREDIT (its number r_grant_frag) to the sender: 1
- * sent, 0 no room there (parked), < 0 an error */
 /* Does another collective task of this engine use t's unit (and so may
  * want its pool)?  Only this node's engine borrows from its units' pools.
  * Alone, a receiving step may take the whole pool: each refill of its area
  * is a credit round trip, a context switch or two for processes that share
  * a core.  A task that comes while another holds it all falls back to its
  * guaranteed area for that step. */
-static int unit_shared(const glex_engine_t *e, const glex_task_t *t)
+static glex_ram_share_t unit_share(const glex_engine_t *e, const glex_task_t *t)
 {
     for (const glex_task_t *o = e->head; o; o = o->next)
         if (o != t && o->unit == t->unit && o->list[0].kind == GLEX_DESC_COLL)
-            return 1;
-    return 0;
+            return GLEX_RAM_SHARED;
+    return GLEX_RAM_ALONE;
 }
 
+/* the receive's next CREDIT (its number r_grant_frag) to the sender: 1
+ * sent, 0 no room there (parked), < 0 an error */
 static int grant_credit(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, glex_unit_shm_t *u,
                         const void *c, uint32_t len, uint64_t vt)
 {
@@ -950,7 +950,8 @@ static int coll_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
         }
     } else if (!t->has_area && !in_place) {
         glex_ram_acquire(f, t->unit, t->job, myvp, t->bytes,
-                         glex_remote(f, d->recv_id) ? 2 : unit_shared(f->eng, t), &t->area);
+                         glex_remote(f, d->recv_id) ? GLEX_RAM_REMOTE : unit_share(f->eng, t),
+                         &t->area);
         t->has_area = 1;
         uint64_t p = t->area.bytes / f->p.pulses;
         uint64_t want = (t->bytes + f->p.pulses - 1) / f->p.pulses;

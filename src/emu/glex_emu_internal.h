@@ -624,11 +624,15 @@ typedef struct glex_area {
     uint32_t bytes;
     uint32_t pool;  /* 1 if borrowed from the pool (pages), 0 guaranteed */
 } glex_area_t;
-/* shared: 1 another task of this node uses the unit (it may want the pool
- * too): borrow at most half of the pool; 2 the sender is on another host:
- * at most the area it had when half the RAM was guaranteed; 0 up to all */
+/* how much of the pool a receiving step may borrow */
+typedef enum {
+    GLEX_RAM_ALONE,  /* no other task of this node uses the unit: all of it */
+    GLEX_RAM_SHARED, /* another does (it may want the pool too): half */
+    GLEX_RAM_REMOTE  /* the sender is on another host: the area it had when half
+                      * the RAM was guaranteed (larger not yet tried there) */
+} glex_ram_share_t;
 void glex_ram_acquire(glex_fabric_t *f, uint32_t unit, uint32_t job, uint32_t vp,
-                      uint64_t want, int shared, glex_area_t *a);
+                      uint64_t want, glex_ram_share_t share, glex_area_t *a);
 void glex_ram_release(glex_fabric_t *f, uint32_t unit, const glex_area_t *a);
 /* Eager data: a message of up to GLEX_EAGER_MAX bytes from a node of this
  * host is written into the receiving unit's eager pages before its receive

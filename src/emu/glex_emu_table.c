@@ -337,7 +337,7 @@ static int64_t find_run(const uint64_t *bm, uint32_t npages, uint32_t n)
 }
 
 void glex_ram_acquire(glex_fabric_t *f, uint32_t unit, uint32_t job, uint32_t vp, uint64_t want,
-                      int shared, glex_area_t *a)
+                      glex_ram_share_t share, glex_area_t *a)
 {
     glex_shm_header_t *h = f->hdr;
     glex_unit_shm_t *u = glex_unit_shm(f, f->node, unit);
@@ -348,13 +348,12 @@ void glex_ram_acquire(glex_fabric_t *f, uint32_t unit, uint32_t job, uint32_t vp
     a->bytes = guar_bytes;
     if (want > guar_bytes && pool_pages >= 2) {
         uint64_t need = (want + GLEX_PAGE - 1) / GLEX_PAGE;
-        uint32_t cap = shared ? pool_pages / 2 : pool_pages;
-        if (shared > 1) { /* from another host: the area it had with half the RAM
-                           * guaranteed (larger ones not yet tried across hosts) */
-            uint32_t pairs = h->pool_first_page / h->guar_pages;
-            uint32_t old_guar = (h->ram_pages / 2) / pairs * pairs;
-            uint32_t old_pool = h->ram_pages - h->eager_pages - old_guar;
-            cap = old_pool / 2 < pool_pages ? old_pool / 2 : pool_pages;
+        uint32_t cap = share == GLEX_RAM_ALONE ? pool_pages : pool_pages / 2;
+        if (share == GLEX_RAM_REMOTE) { /* half the pool left by half the RAM guaranteed */
+            uint32_t pairs = h->jobs_per_unit * f->p.vps_per_node;
+            uint32_t half_pool = (h->ram_pages - h->eager_pages -
+                                  (h->ram_pages / 2) / pairs * pairs) / 2;
+            cap = half_pool < pool_pages ? half_pool : pool_pages;
         }
         uint32_t n = (uint32_t)(need < cap ? need : cap);
         uint64_t *bm = pool_bitmap(f, unit);
