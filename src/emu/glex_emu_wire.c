@@ -313,12 +313,21 @@ static int write_one(glex_fabric_t *f, uint32_t node, uint64_t raddr, uint64_t k
     return GLEX_OK;
 }
 
+/* The most one fi_write carries.  Each is waited for within GLEX_TIMEOUT,
+ * so that bounds the time of one write, not of a transfer: a write of 1 GiB
+ * (the earlier bound) took 5-7 s between emulated hosts here, more on a
+ * busy machine, and a healthy receiver of a 256 MiB message was declared
+ * unreachable at GLEX_TIMEOUT=0.5 (MPICH's large_message, 2 x 2.16 GB, at
+ * the default 30 s under load).  16 MiB: 0.1 s here; one write at a time
+ * costs a completion's round trip per 16 MiB. */
+#define WRITE_CHUNK (16ull << 20)
+
 int glex_wire_write_key(glex_fabric_t *f, uint32_t node, uint64_t raddr, uint64_t key,
                         const void *src, uint64_t len)
 {
     uint64_t most = f->wire->info->ep_attr->max_msg_size;
-    if (!most || most > (1ull << 30))
-        most = 1ull << 30;
+    if (!most || most > WRITE_CHUNK)
+        most = WRITE_CHUNK;
     for (uint64_t off = 0; off < len; off += most) {
         int rc = write_one(f, node, raddr + off, key, (const uint8_t *)src + off,
                            len - off < most ? len - off : most);

@@ -143,6 +143,21 @@ else
   tail -5 "$out/log" | sed 's/^/# /'
 fi
 
+# a transfer may take longer than GLEX_TIMEOUT: 256 MiB messages cross in
+# RDMA writes of 16 MiB, each waited for within it (one write of 256 MiB
+# took over 0.5 s here, and the healthy receiver was declared unreachable)
+GLEX_TIMEOUT=0.5
+export GLEX_TIMEOUT
+stream 268435456 2
+unset GLEX_TIMEOUT
+if [ $rc = 0 ] && grep -q "pt2pt stream: 6 checks, 0 errors" "$out/log" && [ "$rndv" = 2 ] &&
+   [ "$writes" = 32 ]; then
+  ok "2 messages of 256 MiB to another host at GLEX_TIMEOUT=0.5: 32 RDMA writes of 16 MiB, no failure"
+else
+  notok "256 MiB messages at GLEX_TIMEOUT=0.5: exit $rc, rendezvous '$rndv', RDMA writes '$writes'"
+  tail -5 "$out/log" | sed 's/^/# /'
+fi
+
 # a running job's segments, one per host, and each node's fabric traffic
 jobs_of_user '\.h1' >"$out/jobs.before"
 env GLEX_SPLIT_HOSTS=2 timeout "$limit" "$prefix/bin/mpiexec" -n 4 "$out/nic_counts" 200000 \
