@@ -13,12 +13,18 @@
 #              GLEX_SUITE_DIRS   directories to run (default "coll pt2pt")
 #              GLEX_SUITE_MAXNP  largest process count (default 8)
 #              MPITEST_TIMEOUT   seconds per test (default 180)
+#              GLEX_TIMEOUT      as for any job (default here 120)
 set -u
 prefix=${GLEX_MPI_PREFIX:?set GLEX_MPI_PREFIX}
 src=${GLEX_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
 dirs=${GLEX_SUITE_DIRS:-"coll pt2pt"}
 maxnp=${GLEX_SUITE_MAXNP:-8}
 export MPITEST_TIMEOUT=${MPITEST_TIMEOUT:-180}
+# runtests fails a test on any output but " No Errors": a peer alive but
+# late by more than GLEX_TIMEOUT gets a warning line.  large_message's
+# receivers wait in MTest_Finalize's collective while rank 0 sends 2.16 GB
+# to the other (12-30 s and more between emulated hosts on a busy machine)
+export GLEX_TIMEOUT=${GLEX_TIMEOUT:-120}
 cache=${GLEX_CACHE_DIR:-$HOME/.cache/glex}
 set -- ${MPICH_BUILD_ARGS:-}
 while [ $# -gt 0 ]; do [ "$1" = --cache ] && cache=$2; shift; done

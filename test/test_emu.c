@@ -635,11 +635,9 @@ static int rank_pulses(glex_tctx_t *c)
     id = glex_case(c, "RAM high-water mark inside the unit RAM: a step alone takes the whole pool");
     glex_unit_counters_t uc;
     glex_unit_counters(c->f, (uint32_t)c->rank, 6 % 8, &uc);
-    /* across emulated hosts: the area of half the RAM guaranteed (16 KB) */
-    unsigned long long expect = split_hosts() ? 16 : 32;
-    if (c->rank == 1 && uc.ram_high_water_kb != expect)
-        glex_case_fail(c, id, "high water %llu KB, expected %llu",
-                       (unsigned long long)uc.ram_high_water_kb, expect);
+    if (c->rank == 1 && uc.ram_high_water_kb != 32)
+        glex_case_fail(c, id, "high water %llu KB, expected 32",
+                       (unsigned long long)uc.ram_high_water_kb);
     id = glex_case(c, "pulsed transfer counters");
     glex_vp_counters_t vc;
     glex_vp_counters(c->f, (uint32_t)c->rank, 0, &vc);

@@ -949,9 +949,7 @@ static int coll_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
             t->r_split = half < t->bytes ? half : t->bytes;
         }
     } else if (!t->has_area && !in_place) {
-        glex_ram_acquire(f, t->unit, t->job, myvp, t->bytes,
-                         glex_remote(f, d->recv_id) ? GLEX_RAM_REMOTE : unit_share(f->eng, t),
-                         &t->area);
+        glex_ram_acquire(f, t->unit, t->job, myvp, t->bytes, unit_share(f->eng, t), &t->area);
         t->has_area = 1;
         uint64_t p = t->area.bytes / f->p.pulses;
         uint64_t want = (t->bytes + f->p.pulses - 1) / f->p.pulses;

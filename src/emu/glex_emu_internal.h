@@ -627,9 +627,7 @@ typedef struct glex_area {
 /* how much of the pool a receiving step may borrow */
 typedef enum {
     GLEX_RAM_ALONE,  /* no other task of this node uses the unit: all of it */
-    GLEX_RAM_SHARED, /* another does (it may want the pool too): half */
-    GLEX_RAM_REMOTE  /* the sender is on another host: the area it had when half
-                      * the RAM was guaranteed (larger not yet tried there) */
+    GLEX_RAM_SHARED  /* another does (it may want the pool too): half */
 } glex_ram_share_t;
 void glex_ram_acquire(glex_fabric_t *f, uint32_t unit, uint32_t job, uint32_t vp,
                       uint64_t want, glex_ram_share_t share, glex_area_t *a);

@@ -349,12 +349,6 @@ void glex_ram_acquire(glex_fabric_t *f, uint32_t unit, uint32_t job, uint32_t vp
     if (want > guar_bytes && pool_pages >= 2) {
         uint64_t need = (want + GLEX_PAGE - 1) / GLEX_PAGE;
         uint32_t cap = share == GLEX_RAM_ALONE ? pool_pages : pool_pages / 2;
-        if (share == GLEX_RAM_REMOTE) { /* half the pool left by half the RAM guaranteed */
-            uint32_t pairs = h->jobs_per_unit * f->p.vps_per_node;
-            uint32_t half_pool = (h->ram_pages - h->eager_pages -
-                                  (h->ram_pages / 2) / pairs * pairs) / 2;
-            cap = half_pool < pool_pages ? half_pool : pool_pages;
-        }
         uint32_t n = (uint32_t)(need < cap ? need : cap);
         uint64_t *bm = pool_bitmap(f, unit);
         glex_lock(&u->lock);
