@@ -315,11 +315,11 @@ static int write_one(glex_fabric_t *f, uint32_t node, uint64_t raddr, uint64_t k
 
 /* The most one fi_write carries.  Each is waited for within GLEX_TIMEOUT,
  * so that bounds the time of one write, not of a transfer: a write of 1 GiB
- * (the earlier bound) took 5-7 s between emulated hosts here, more on a
- * busy machine, and a healthy receiver of a 256 MiB message was declared
- * unreachable at GLEX_TIMEOUT=0.5 (MPICH's large_message, 2 x 2.16 GB, at
- * the default 30 s under load).  16 MiB: 0.1 s here; one write at a time
- * costs a completion's round trip per 16 MiB. */
+ * (the earlier bound) took 5-7 s between emulated hosts here (a slower
+ * link or a busy machine nears the default 30 s), and a healthy receiver
+ * of a 256 MiB message was declared unreachable at GLEX_TIMEOUT=0.5.
+ * 16 MiB: 0.1 s here; one write at a time costs a completion's round trip
+ * per 16 MiB (4 x 256 MiB as fast as before). */
 #define WRITE_CHUNK (16ull << 20)
 
 int glex_wire_write_key(glex_fabric_t *f, uint32_t node, uint64_t raddr, uint64_t key,
