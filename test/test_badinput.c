@@ -170,7 +170,8 @@ static int run(glex_tctx_t *c)
 /* 'auto' at 13 ranks: yielding (12 per CPU) the one-step flat allreduce of
  * an inline vector and flat barrier; sleeping (13 per CPU, past
  * GLEX_YIELD_MAX_PER_CPU) binomial for both, small and large (below 512
- * KiB), and the calls then run right */
+ * KiB), and the calls then run right; a 768 KiB and a 1 MiB allreduce
+ * resolved at 4 and 8 per CPU */
 static int auto_per_cpu(glex_tctx_t *c)
 {
     float in[1024], out[1024];
@@ -223,7 +224,7 @@ static int auto_per_cpu(glex_tctx_t *c)
         { 8, 196608, GLEX_ALGO_BINOMIAL },
         { 8, 262144, GLEX_ALGO_RABENSEIFNER },
     };
-    for (int w = 0; w < 3; w++) {
+    for (size_t w = 0; w < sizeof rows / sizeof rows[0]; w++) {
         mid.count = rows[w].count;
         int id = glex_case(c, "auto at %d ranks, %u per CPU: allreduce %llu KiB %s", c->n,
                            rows[w].per_cpu, (unsigned long long)rows[w].count * 4 / 1024,

@@ -636,7 +636,7 @@ static int rank_pulses(glex_tctx_t *c)
     glex_unit_counters_t uc;
     glex_unit_counters(c->f, (uint32_t)c->rank, 6 % 8, &uc);
     if (c->rank == 1 && uc.ram_high_water_kb != 32)
-        glex_case_fail(c, id, "high water %llu KB, expected 32",
+        glex_case_fail(c, id, "high water %llu KB, expected 32 (the pool)",
                        (unsigned long long)uc.ram_high_water_kb);
     id = glex_case(c, "pulsed transfer counters");
     glex_vp_counters_t vc;

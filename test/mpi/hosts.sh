@@ -94,11 +94,14 @@ counts 5 offload GLEX_SPLIT_HOSTS=4 $onelevel
 counts 5 offload GLEX_SPLIT_HOSTS=2 GLEX_ALLREDUCE_ALGO=flat GLEX_REDUCE_ALGO=flat \
   GLEX_BCAST_ALGO=flat GLEX_BARRIER_ALGO=flat
 
-# stream BYTES N: pt2pt's stream mode on 2 hosts with GLEX_VERBOSE=2; rc,
-# and from rank 0's counts ring, frag, rndv, wire (fabric messages), writes
+# stream BYTES N [VAR=VALUE...]: pt2pt's stream mode on 2 hosts with
+# GLEX_VERBOSE=2 (and the settings given); rc, and from rank 0's counts
+# ring, frag, rndv, wire (fabric messages), writes
 stream() {
-  env GLEX_VERBOSE=2 GLEX_SPLIT_HOSTS=2 timeout "$limit" "$prefix/bin/mpiexec" -n 2 \
-    "$out/pt2pt" stream "$1" "$2" >"$out/log" 2>&1
+  bytes=$1 count=$2
+  shift 2
+  env GLEX_VERBOSE=2 GLEX_SPLIT_HOSTS=2 "$@" timeout "$limit" "$prefix/bin/mpiexec" -n 2 \
+    "$out/pt2pt" stream "$bytes" "$count" >"$out/log" 2>&1
   rc=$?
   line=$(grep "glex: rank 0: active messages sent" "$out/log")
   ring=$(echo "$line" | sed -n 's/.* \([0-9]*\) ring,.*/\1/p')
@@ -146,10 +149,7 @@ fi
 # a transfer may take longer than GLEX_TIMEOUT: 256 MiB messages cross in
 # RDMA writes of 16 MiB, each waited for within it (one write of 256 MiB
 # took over 0.5 s here, and the healthy receiver was declared unreachable)
-GLEX_TIMEOUT=0.5
-export GLEX_TIMEOUT
-stream 268435456 2
-unset GLEX_TIMEOUT
+stream 268435456 2 GLEX_TIMEOUT=0.5
 if [ $rc = 0 ] && grep -q "pt2pt stream: 6 checks, 0 errors" "$out/log" && [ "$rndv" = 2 ] &&
    [ "$writes" = 32 ]; then
   ok "2 messages of 256 MiB to another host at GLEX_TIMEOUT=0.5: 32 RDMA writes of 16 MiB, no failure"
