@@ -5,8 +5,9 @@
  * credited), MPI_ANY_SOURCE and probe, synchronous send, the netmod's
  * matching (unexpected messages of each protocol, matched probes,
  * truncation, a cancelled receive, a strided receive), a flood of small
- * messages (queue back-pressure), message ordering, and one-sided
- * put/get/accumulate.
+ * messages (queue back-pressure), message ordering, one-sided
+ * put/get/accumulate, and floods both ways at once of rendezvous messages
+ * and accumulates (more than a receive queue holds).
  *
  * usage: pt2pt                 all of the above
  *        pt2pt stream BYTES N  only N messages of BYTES from rank 0 to the
@@ -406,6 +407,77 @@ static void one_sided(void)
     MPI_Win_free(&win);
 }
 
+/* Every rank floods its right neighbour while the left one floods it: more
+ * messages than a receive queue holds, each read by the receiver's NIC in
+ * its handler (rendezvous), so a process waits for its own get while its
+ * earlier MPs wait for room at the peer.  One-sided: 8 KiB accumulates
+ * under an exclusive lock (as MPICH's rma test strided_acc_onelock, which
+ * hung so); two-sided: Isends against posted receives, of 2 KiB and, every
+ * 16th, 128 KiB (both NICs read it: the receiver waits for the sender's
+ * half, as in MPICH's rma test manyget, which hung so too). */
+static void crossed_floods(void)
+{
+    enum { ROWS = 1024, COLS = 1024, ROUNDS = 2, MSGS = 3000, SMALL = 2048, BIG = 128 * 1024 };
+    if (size < 2)
+        return;
+    int right = (rank + 1) % size, left = (rank + size - 1) % size;
+    double *win_buf, *src = malloc(sizeof(double) * ROWS * COLS);
+    MPI_Win win;
+    MT_MPI(MPI_Win_allocate(sizeof(double) * ROWS * COLS, sizeof(double), MPI_INFO_NULL,
+                            MPI_COMM_WORLD, &win_buf, &win));
+    for (long i = 0; i < (long) ROWS * COLS; i++)
+        win_buf[i] = src[i] = 1.0 + rank + (double) (i % 7);
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int r = 0; r < ROUNDS; r++) {
+        MT_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, right, 0, win));
+        for (int j = 0; j < ROWS; j++)
+            MT_MPI(MPI_Accumulate(src + (long) j * COLS, COLS, MPI_DOUBLE, right,
+                                  (MPI_Aint) j * COLS, COLS, MPI_DOUBLE, MPI_SUM, win));
+        MT_MPI(MPI_Win_unlock(right, win));
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    MT_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, win));
+    long bad = -1;
+    for (long i = 0; i < (long) ROWS * COLS && bad < 0; i++)
+        if (win_buf[i] != (1.0 + rank + (double) (i % 7)) + ROUNDS * (1.0 + left + (double) (i % 7)))
+            bad = i;
+    MT_MPI(MPI_Win_unlock(rank, win));
+    MT_CHECK(bad < 0, "crossed accumulates: element %ld is %g", bad, bad < 0 ? 0.0 : win_buf[bad]);
+    MPI_Win_free(&win);
+    free(src);
+
+    /* every 16th message 128 KiB (a rendezvous both NICs read, halves), the
+     * others 2 KiB (the ring, or fragments and rendezvous once it is full) */
+    long total = 0, *at = malloc(sizeof(long) * (MSGS + 1));
+    for (int k = 0; k < MSGS; k++) {
+        at[k] = total;
+        total += k % 16 ? SMALL : BIG;
+    }
+    at[MSGS] = total;
+    unsigned char *out = malloc((size_t) total), *in = malloc((size_t) total);
+    MPI_Request *rq = malloc(sizeof *rq * 2 * MSGS);
+    MPI_Status *st = malloc(sizeof *st * 2 * MSGS);
+    for (long i = 0; i < total; i++)
+        out[i] = pattern(i, rank);
+    for (int k = 0; k < MSGS; k++)
+        MT_MPI(MPI_Irecv(in + at[k], (int) (at[k + 1] - at[k]), MPI_BYTE, left, 40,
+                         MPI_COMM_WORLD, &rq[k]));
+    for (int k = 0; k < MSGS; k++)
+        MT_MPI(MPI_Isend(out + at[k], (int) (at[k + 1] - at[k]), MPI_BYTE, right, 40,
+                         MPI_COMM_WORLD, &rq[MSGS + k]));
+    MT_MPI(MPI_Waitall(2 * MSGS, rq, st));
+    bad = -1;
+    for (long i = 0; i < total && bad < 0; i++)
+        if (in[i] != pattern(i, left))
+            bad = i;
+    MT_CHECK(bad < 0, "crossed rendezvous: byte %ld of %ld wrong", bad, total);
+    free(st);
+    free(rq);
+    free(in);
+    free(out);
+    free(at);
+}
+
 /* n messages of len bytes, rank 0 to the last, in order, each checked */
 static void stream(long len, int n)
 {
@@ -585,6 +657,7 @@ int main(int argc, char **argv)
     matching();
     ordering_flood();
     one_sided();
+    crossed_floods();
     int rc = mt_finish("pt2pt");
     MPI_Finalize();
     return rc;

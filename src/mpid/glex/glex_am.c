@@ -92,19 +92,25 @@ static int post_error(int rc)
     return MPIDI_GLEX_error(rc, msg);
 }
 
+/* Take what arrived aside, to be handled after what is in hand.  Every
+ * wait of this process for its own NIC's work does it: a VP executes its
+ * descriptors in order, so a get or a put waits behind MPs to a peer whose
+ * receive queue is full, and that peer may be waiting likewise for room in
+ * ours (MPICH's rma test strided_acc_onelock: two processes accumulating
+ * into each other, each reading a rendezvous in its handler, hung). */
 static void hold_incoming(void)
 {
-    held_t *h = MPL_malloc(sizeof *h, MPL_MEM_BUFFER);
-    while (h && glex_vp_poll_rq(MPIDI_GLEX_global.am_vp, &h->e) == 1) {
-        h->next = NULL;
+    static held_t *spare;       /* polled into; allocated before, so nothing taken is lost */
+    while ((spare || (spare = MPL_malloc(sizeof *spare, MPL_MEM_BUFFER))) &&
+           glex_vp_poll_rq(MPIDI_GLEX_global.am_vp, &spare->e) == 1) {
+        spare->next = NULL;
         if (held_tail)
-            held_tail->next = h;
+            held_tail->next = spare;
         else
-            held_head = h;
-        held_tail = h;
-        h = MPL_malloc(sizeof *h, MPL_MEM_BUFFER);
+            held_head = spare;
+        held_tail = spare;
+        spare = NULL;
     }
-    MPL_free(h);
 }
 
 /* One post on the AM VP: descriptors (glex_vp_post), an MP of gathered
@@ -569,6 +575,7 @@ static int rdma_read(uint32_t node, uint64_t remote, void *local, uint64_t len)
                 return mpi_errno;
         }
         glex_progress(MPIDI_GLEX_global.fabric);
+        hold_incoming();
     }
 }
 
@@ -706,6 +713,7 @@ static int lmt_read_split(uint32_t node, uint64_t addr, uint8_t * data, uint64_t
     int share = glex_procs_per_cpu_here(f) > 1;
     while (__atomic_load_n(claim, __ATOMIC_ACQUIRE) != (g | CLAIM_DONE)) {
         glex_progress(f);
+        hold_incoming();
         if (share)
             sched_yield();      /* the sender may need this core */
         if (++spins % 1024)
