@@ -45,6 +45,9 @@ case $order in ''|*[!0-9]*) die "-N '$order': a matrix order 1000..20000" ;; esa
 for np in $nps; do
   case $np in ''|*[!0-9]*|0|1) die "-n: process count '$np' (allowed 2 up)" ;; esac
 done
+for sy in $systems; do
+  case $sy in glex|mpich|openmpi) ;; *) die "-s: unknown system '$sy' (allowed glex mpich openmpi)" ;; esac
+done
 [ -n "$prefix" ] && [ -x "$prefix/bin/mpicc" ] || die "no mpicc under '$prefix' (pass -p PREFIX)"
 [ -n "$out" ] || out=$src/bench/results/$(date +%Y-%m-%d)-hpcc
 mkdir -p "$out"
@@ -94,12 +97,17 @@ RANLIB = echo
 EOF
   (cd "$d" && make arch=bench -j2 >"$out/build-$1.log" 2>&1) && [ -x "$d/hpcc" ]
 }
-build glex "$prefix/bin/mpicc" || { tail -20 "$out/build-glex.log"; die "building hpcc with our mpicc failed"; }
-avail=glex
-if command -v mpicc.mpich >/dev/null && command -v mpiexec.mpich >/dev/null && build mpich mpicc.mpich; then
+wanted() { [ -z "$systems" ] || case " $systems " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
+avail=
+if wanted glex; then
+  build glex "$prefix/bin/mpicc" || { tail -20 "$out/build-glex.log"; die "building hpcc with our mpicc failed"; }
+  avail=glex
+fi
+if wanted mpich && command -v mpicc.mpich >/dev/null && command -v mpiexec.mpich >/dev/null &&
+   build mpich mpicc.mpich; then
   avail="$avail mpich"
 fi
-if command -v mpicc.openmpi >/dev/null && command -v mpirun.openmpi >/dev/null &&
+if wanted openmpi && command -v mpicc.openmpi >/dev/null && command -v mpirun.openmpi >/dev/null &&
    build openmpi mpicc.openmpi; then
   avail="$avail openmpi"
 fi
@@ -113,7 +121,7 @@ grid() { # np -> "P Q": P <= Q, P * Q = np, P as large as it goes
 input() { # np dir: hpccinf.txt for np processes
   set -- $(grid "$1") "$2"
   sed -e "6s/^[0-9]* /$order /" -e "11s/^[0-9]* /$1 /" -e "12s/^[0-9]* /$2 /" \
-      "$out/build-glex/_hpccinf.txt" > "$3/hpccinf.txt"
+      "$out/build-$sys/_hpccinf.txt" > "$3/hpccinf.txt"
 }
 ncpu=$(nproc)
 launcher() { # system np
