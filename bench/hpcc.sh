@@ -132,6 +132,7 @@ launcher() { # system np
       echo "env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun.openmpi $os -n $2" ;;
   esac
 }
+val() { sed -n "s/^$1=//p" "$f" 2>/dev/null | head -1; } # METRIC: its value in the run's $f
 metrics="HPL_Tflops StarDGEMM_Gflops PTRANS_GBs MPIRandomAccess_GUPs MPIFFT_Gflops
   StarSTREAM_Triad AvgPingPongLatency_usec AvgPingPongBandwidth_GBytes
   RandomlyOrderedRingLatency_usec RandomlyOrderedRingBandwidth_GBytes"
@@ -154,7 +155,6 @@ for np in $nps; do
       ok=1
       [ $rc = 0 ] && [ -f "$f" ] || ok=0
       [ $ok = 1 ] && grep -q 'PASSED' "$f" && ! grep -q 'FAILED' "$f" || ok=0
-      val() { sed -n "s/^$1=//p" "$f" 2>/dev/null | head -1; }
       [ "$(val PTRANS_residual)" = 0 ] || ok=0
       awk -v e="$(val MPIRandomAccess_ErrorsFraction)" -v x="$(val MPIFFT_maxErr)" \
         'BEGIN { exit !(e != "" && e + 0 <= 0.01 && x != "" && x + 0 < 1e-10) }' || ok=0

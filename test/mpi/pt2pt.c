@@ -415,6 +415,12 @@ static void one_sided(void)
  * hung so); two-sided: Isends against posted receives, of 2 KiB and, every
  * 16th, 128 KiB (both NICs read it: the receiver waits for the sender's
  * half, as in MPICH's rma test manyget, which hung so too). */
+/* crossed_floods: element i of rank r's window and accumulate source */
+static double flood_value(int r, long i)
+{
+    return 1.0 + r + (double) (i % 7);
+}
+
 static void crossed_floods(void)
 {
     enum { ROWS = 1024, COLS = 1024, ROUNDS = 2, MSGS = 3000, SMALL = 2048, BIG = 128 * 1024 };
@@ -426,7 +432,7 @@ static void crossed_floods(void)
     MT_MPI(MPI_Win_allocate(sizeof(double) * ROWS * COLS, sizeof(double), MPI_INFO_NULL,
                             MPI_COMM_WORLD, &win_buf, &win));
     for (long i = 0; i < (long) ROWS * COLS; i++)
-        win_buf[i] = src[i] = 1.0 + rank + (double) (i % 7);
+        win_buf[i] = src[i] = flood_value(rank, i);
     MPI_Barrier(MPI_COMM_WORLD);
     for (int r = 0; r < ROUNDS; r++) {
         MT_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, right, 0, win));
@@ -439,7 +445,7 @@ static void crossed_floods(void)
     MT_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, win));
     long bad = -1;
     for (long i = 0; i < (long) ROWS * COLS && bad < 0; i++)
-        if (win_buf[i] != (1.0 + rank + (double) (i % 7)) + ROUNDS * (1.0 + left + (double) (i % 7)))
+        if (win_buf[i] != flood_value(rank, i) + ROUNDS * flood_value(left, i))
             bad = i;
     MT_MPI(MPI_Win_unlock(rank, win));
     MT_CHECK(bad < 0, "crossed accumulates: element %ld is %g", bad, bad < 0 ? 0.0 : win_buf[bad]);

@@ -92,12 +92,7 @@ static int post_error(int rc)
     return MPIDI_GLEX_error(rc, msg);
 }
 
-/* Take what arrived aside, to be handled after what is in hand.  Every
- * wait of this process for its own NIC's work does it: a VP executes its
- * descriptors in order, so a get or a put waits behind MPs to a peer whose
- * receive queue is full, and that peer may be waiting likewise for room in
- * ours (MPICH's rma test strided_acc_onelock: two processes accumulating
- * into each other, each reading a rendezvous in its handler, hung). */
+/* Take what arrived aside, to be handled after what is in hand (wait_pass). */
 static void hold_incoming(void)
 {
     static held_t *spare;       /* polled into; allocated before, so nothing taken is lost */
@@ -111,6 +106,18 @@ static void hold_incoming(void)
         held_tail = spare;
         spare = NULL;
     }
+}
+
+/* One pass of a wait of this process for its own NIC's work: run the
+ * engine, and take what arrived aside.  A VP executes its descriptors in
+ * order, so a post, a get or a put waits behind MPs to a peer whose receive
+ * queue is full, and that peer may be waiting likewise for room in ours
+ * (MPICH's rma test strided_acc_onelock: two processes accumulating into
+ * each other, each reading a rendezvous in its handler, hung). */
+static void wait_pass(void)
+{
+    glex_progress(MPIDI_GLEX_global.fabric);
+    hold_incoming();
 }
 
 /* One post on the AM VP: descriptors (glex_vp_post), an MP of gathered
@@ -143,17 +150,14 @@ static int post_once(const am_post_t * a)
 }
 
 /* post at once (nothing of this process comes between a post's
- * descriptors); while the descriptor queue is full, run the engine and take
- * incoming messages aside (so two processes flooding each other cannot
- * deadlock) */
+ * descriptors); while the descriptor queue is full, wait_pass */
 static int post_retry(const am_post_t * a)
 {
     for (;;) {
         int rc = post_once(a);
         if (rc != GLEX_EAGAIN)
             return rc ? post_error(rc) : MPI_SUCCESS;
-        glex_progress(MPIDI_GLEX_global.fabric);
-        hold_incoming();
+        wait_pass();
     }
 }
 
@@ -574,8 +578,7 @@ static int rdma_read(uint32_t node, uint64_t remote, void *local, uint64_t len)
             if ((mpi_errno = cqe_take(&e)))
                 return mpi_errno;
         }
-        glex_progress(MPIDI_GLEX_global.fabric);
-        hold_incoming();
+        wait_pass();
     }
 }
 
@@ -712,8 +715,7 @@ static int lmt_read_split(uint32_t node, uint64_t addr, uint8_t * data, uint64_t
     glex_fabric_t *f = MPIDI_GLEX_global.fabric;
     int share = glex_procs_per_cpu_here(f) > 1;
     while (__atomic_load_n(claim, __ATOMIC_ACQUIRE) != (g | CLAIM_DONE)) {
-        glex_progress(f);
-        hold_incoming();
+        wait_pass();
         if (share)
             sched_yield();      /* the sender may need this core */
         if (++spins % 1024)
