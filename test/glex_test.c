@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "glex_test.h"
 
+#include <execinfo.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -179,6 +180,34 @@ void glex_test_hosts_cleanup(const char *job, int n)
     rmdir(dir);
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/common_interface_defs.h>
+#endif
+
+static int alarm_rank, alarm_s;
+
+/* A rank out of time says which case it was in and where it stood (the
+ * sanitizer build symbolizes; otherwise offsets for addr2line), then dies of
+ * SIGALRM as before.  Not async-signal-safe, so a second alarm ends a report
+ * that hangs. */
+static void on_alarm(int sig)
+{
+    signal(sig, SIG_DFL);
+    alarm(20);
+    char msg[NAME_LEN + 96];
+    int len = snprintf(msg, sizeof msg, "# rank %d timed out after %d s in case: %s\n", alarm_rank,
+                       alarm_s, local_name);
+    if (len > 0 && write(2, msg, (size_t)len) < 0)
+        _exit(4);
+#if defined(__SANITIZE_ADDRESS__)
+    __sanitizer_print_stack_trace();
+#else
+    void *bt[32];
+    backtrace_symbols_fd(bt, backtrace(bt, 32), 2);
+#endif
+    raise(sig);
+}
+
 static int child(int rank, int n, const glex_params_t *p, glex_tfn fn, void *arg, const char *job,
                  int timeout_s)
 {
@@ -188,6 +217,8 @@ static int child(int rank, int n, const glex_params_t *p, glex_tfn fn, void *arg
     c.n = n;
     c.arg = arg;
     snprintf(c.job, sizeof c.job, "%s", job);
+    alarm_rank = rank, alarm_s = timeout_s;
+    signal(SIGALRM, on_alarm);
     alarm((unsigned)timeout_s);
     uint32_t hosts = split_hosts(n);
     int rc = glex_test_fabric_open(job, n, rank, p, hosts, &c.f);
