@@ -430,9 +430,13 @@ int glex_wait(glex_fabric_t *f, uint32_t token, int timeout_ms);
 void glex_host_wait_begin(glex_fabric_t *f);
 void glex_host_wait_end(glex_fabric_t *f);
 
-/* Drive progress until done(arg) returns non-zero: polls for up to
+/* Drive progress until done(arg) returns > 0: polls for up to
  * GLEX_SPIN_US, then blocks on the node's doorbell (futex).  GLEX_ETIMEDOUT
- * after timeout_ms (< 0: no limit). */
+ * after timeout_ms (< 0: no limit).  done() returns GLEX_WAIT_MOVED when the
+ * condition does not hold yet but done() itself did work (took messages
+ * that had arrived): the wait looks again instead of sleeping, since what
+ * is already here rings no bell. */
+#define GLEX_WAIT_MOVED (-1)
 int glex_wait_until(glex_fabric_t *f, int (*done)(void *), void *arg, int timeout_ms);
 /* the same, with flags: GLEX_WAIT_NO_ENGINE = what done() waits for needs no
  * engine progress (a host polling memory, e.g. a mailbox): the engine thread, if there is one, is

@@ -32,7 +32,16 @@ static int sleep_once(glex_fabric_t *f, int (*done)(void *), void *arg, int ms, 
     uint32_t token = glex_host_token(f);
     atomic_fetch_add(&n->host_sleepers, 1);
     glex_sleeper_fence(f); /* pairs with glex_host_asleep's */
-    int r = drive && glex_progress(f) ? SLEEP_MOVED : done(arg) ? SLEEP_DONE : SLEEP_SLEPT;
+    int d = 0;
+    int r = drive && glex_progress(f) ? SLEEP_MOVED
+            : (d = done(arg)) > 0     ? SLEEP_DONE
+            : d < 0                   ? SLEEP_MOVED
+                                      : SLEEP_SLEPT;
+    /* done() may have posted (a host-based collective's next step): the
+     * engine thread stands back while this host waits, so it runs now, not
+     * after the sleep */
+    if (r == SLEEP_SLEPT && drive && glex_progress(f))
+        r = SLEEP_MOVED;
     if (r == SLEEP_SLEPT) {
         glex_wire_unwatched(f); /* nobody reads the fabric in glex_progress meanwhile */
         glex_host_sleep(f, token, ms);
@@ -66,7 +75,8 @@ int glex_host_nap(glex_fabric_t *f, int timeout_ms)
 int glex_wait_until_flags(glex_fabric_t *f, int (*done)(void *), void *arg, int timeout_ms,
                           unsigned flags)
 {
-    if (done(arg)) /* the common case of a fast call: no clock, no bookkeeping */
+    int d = done(arg);
+    if (d > 0) /* the common case of a fast call: no clock, no bookkeeping */
         return GLEX_OK;
     /* the clock and the windows are read at the first idle look: a call
      * that the engine passes finish needs neither (in virtual time the
@@ -74,20 +84,24 @@ int glex_wait_until_flags(glex_fabric_t *f, int (*done)(void *), void *arg, int 
     uint64_t start = f->p.vtime ? glex_now_ns() : 0, idle = 0;
     uint64_t end = 0; /* 0 until the first idle look sets the windows */
     uint64_t spin_ns = 0, yield_ns = 0;
-    int moved = 0;
+    int moved = d < 0;
     unsigned looks = 0;
     int rc = GLEX_OK;
     /* without an engine thread this host is the only driver of progress */
     int drive = !(flags & GLEX_WAIT_NO_ENGINE) || !glex_engine_has_thread(f);
     if (drive)
         glex_host_wait_begin(f);
-    while (!done(arg)) {
+    for (;;) {
         if (drive && glex_progress(f)) {
             moved = 1;
             continue;
         }
-        if (done(arg))
+        if ((d = done(arg)) > 0)
             break;
+        if (d < 0) { /* done() took work: look again */
+            moved = 1;
+            continue;
+        }
         if (!end) {
             if (!start)
                 start = glex_now_ns();

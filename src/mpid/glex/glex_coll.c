@@ -196,7 +196,12 @@ static int blocking_done(void *arg)
     if (!w->done && !w->mpi_errno)
         w->mpi_errno = MPIDI_SHM_progress(0, 0);
 #endif
-    return w->done || w->mpi_errno;
+    if (w->done || w->mpi_errno)
+        return 1;
+    /* a batch of messages taken, maybe not all: more may be here, and what
+     * is here rings no bell, so the wait looks again before it sleeps (an
+     * RMA target in a fence's barrier slept with the ACCs unread) */
+    return work ? GLEX_WAIT_MOVED : 0;
 }
 
 static int run(MPIR_Comm * comm, const glex_coll_args_t * a, MPIR_Errflag_t * errflag)
