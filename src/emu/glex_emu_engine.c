@@ -2147,6 +2147,9 @@ static int fetch(glex_fabric_t *f, glex_engine_t *e, glex_vp_t *vp)
         }
         t->tag = t->job | ((atomic_load(&f->hdr->jobs[t->job].gen) +
                             (t->rel ? t->regs.gen_add : 0u)) & 0xffffu) << 8;
+        if (t->list[0].kind == GLEX_DESC_COLL) /* its packets are no longer early */
+            atomic_store_explicit(&vp->shm->coll_gen[t->job & 0xffu], (uint16_t)(t->tag >> 8),
+                                  memory_order_release);
         t->unit = glex_job_unit(f, t->job);
         t->last_progress = glex_coarse_ns();
         atomic_fetch_add_explicit(&glex_unit_shm(f, f->node, t->unit)->tasks_admitted, 1,

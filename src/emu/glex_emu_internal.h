@@ -193,6 +193,11 @@ typedef struct glex_vp_shm {
      * by the VP's host alone, not with a locked add on the unit's line:
      * glex_unit_counters adds them to the unit's tasks_admitted) */
     _Atomic uint64_t tasks_now[GLEX_MAX_UNITS];
+    /* per JobID, the generation of the collective task this VP's engine
+     * started last (one task of a JobID per VP at a time): a packet of
+     * another generation is early, for a call the receiver has not reached
+     * (glex_table_insert keeps part of the buffer from those) */
+    _Alignas(64) _Atomic uint16_t coll_gen[GLEX_MAX_JOBS];
 } glex_vp_shm_t;
 
 typedef struct glex_job_slot {

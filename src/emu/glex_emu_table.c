@@ -164,6 +164,30 @@ static inline uint64_t *slot_vt(glex_pkt_hdr_t *e, uint32_t esz)
     return (uint64_t *)(void *)((uint8_t *)e + esz - sizeof(uint64_t));
 }
 
+/* A packet for a call its receiver has not reached: its generation is not
+ * that of the receiving VP's task of its JobID.  A member that needs nobody
+ * (a leaf of a reduce) runs calls ahead of a slow subtree, and its packets
+ * (one key but for the generation, so one home) would pack the buckets
+ * around their home and fill the buffer, until the packet the receiver
+ * waits for finds no room in its own two runs (a binomial reduce at 9
+ * processes: the root waited for a slow child whose packet waited for room,
+ * for ever).  So an early packet lies in its home bucket or else in its
+ * second run (hashed with the generation: spread over the buffer), and
+ * early packets take at most EARLY_SHARE of the usable slots and EARLY_OVER
+ * displaced packets of a home: the rest is kept for the calls receivers
+ * run.  Looked at only when the home bucket is full or the buffer that
+ * full: no line of the receiver's VP is read on the common path. */
+#define EARLY_SHARE(usable) ((usable) - (usable) / 4u)
+#define EARLY_OVER 192u
+static int early(const glex_fabric_t *f, uint32_t node, glex_key_t k)
+{
+    uint32_t dvp = (uint32_t)k.lo & 0x7ffu, job = (uint32_t)(k.hi >> 40) & 0xffu;
+    if (dvp >= f->p.vps_per_node)
+        return 0;
+    return atomic_load_explicit(&glex_vp_shm(f, node, dvp)->coll_gen[job],
+                                memory_order_acquire) != (uint16_t)(k.hi >> 48);
+}
+
 int glex_table_insert_vt(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_key_t key,
                          const void *payload, uint32_t len, uint64_t vt)
 {
@@ -181,6 +205,11 @@ int glex_table_insert_vt(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_ke
             return GLEX_EAGAIN; /* the caller parks, counts the stall */
         used = atomic_fetch_add_explicit(&u->used, 1, memory_order_relaxed) + 1;
     }
+    int is_early = -1; /* not looked at yet */
+    if (used > EARLY_SHARE(limit) && (is_early = early(f, node, key))) {
+        atomic_fetch_sub_explicit(&u->used, 1, memory_order_relaxed);
+        return GLEX_EAGAIN; /* the caller parks, counts the stall */
+    }
     uint32_t home = home_bucket(key, nb);
     _Atomic uint8_t *over = over_counts(f, node, unit);
     /* a packet of the same key still here (the sender's previous task's, not
@@ -195,6 +224,9 @@ retry:
     at = home;
     int64_t alt = -1;
     for (uint32_t r = 0; r < PROBE_BUCKETS && (look_on || !slot); r++) {
+        int claim = 1; /* an early packet takes no slot of its home's reach */
+        if (r > 0 && r < GLEX_REACH && !slot)
+            claim = !(is_early < 0 ? (is_early = early(f, node, key)) : is_early);
         uint32_t b = probe_bucket(key, home, r, nb, &alt), lo, hi;
         bucket_slots(f, b, &lo, &hi);
         for (uint32_t i = lo; i < hi; i++) {
@@ -212,7 +244,7 @@ retry:
                 atomic_fetch_add_explicit(&u->hash_probes, probes, memory_order_relaxed);
                 return GLEX_EAGAIN;
             }
-            if (st == GLEX_SLOT_EMPTY && !slot &&
+            if (st == GLEX_SLOT_EMPTY && !slot && claim &&
                 atomic_compare_exchange_strong(&e->state, &st, GLEX_SLOT_BUSY)) {
                 slot = e;
                 at = b;
@@ -223,11 +255,13 @@ retry:
             look_on = atomic_load_explicit(&over[home], memory_order_acquire) != 0;
     }
     /* a displaced packet counts in its home's over count, a byte: at 255
-     * the home takes no more displaced packets until one is taken */
+     * the home takes no more displaced packets until one is taken (an
+     * early packet: at EARLY_OVER) */
     if (slot && at != home) {
         uint8_t o = atomic_load_explicit(&over[home], memory_order_relaxed);
         do {
-            if (o == UINT8_MAX) {
+            if (o == UINT8_MAX ||
+                (o >= EARLY_OVER && (is_early < 0 ? (is_early = early(f, node, key)) : is_early))) {
                 atomic_store_explicit(&slot->state, GLEX_SLOT_EMPTY, memory_order_release);
                 slot = NULL;
                 break;
