@@ -91,14 +91,11 @@ int glex_wait_until_flags(glex_fabric_t *f, int (*done)(void *), void *arg, int 
     int drive = !(flags & GLEX_WAIT_NO_ENGINE) || !glex_engine_has_thread(f);
     if (drive)
         glex_host_wait_begin(f);
-    for (;;) {
-        if (drive && glex_progress(f)) {
-            moved = 1;
-            continue;
-        }
+    for (;;) { /* a look after every engine pass */
+        int worked = drive && glex_progress(f);
         if ((d = done(arg)) > 0)
             break;
-        if (d < 0) { /* done() took work: look again */
+        if (worked || d < 0) { /* the engine or done() took work: look again */
             moved = 1;
             continue;
         }
