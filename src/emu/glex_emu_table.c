@@ -46,6 +46,13 @@ static inline uint32_t key_bucket(uint64_t hi, uint32_t lo, uint32_t nb)
 /* the JobID's generation in a key (glex_make_key): one a call under a lease */
 #define KEY_GEN_BITS (0xffffull << 48)
 
+/* a key's fields (glex_make_key): JobID, its generation, both as the tag of
+ * the task they belong to, and the destination VP */
+static inline uint32_t key_job(glex_key_t k) { return (uint32_t)(k.hi >> 40) & 0xffu; }
+static inline uint32_t key_gen(glex_key_t k) { return (uint32_t)(k.hi >> 48); }
+static inline uint32_t key_tag(glex_key_t k) { return (uint32_t)(k.hi >> 40); }
+static inline uint32_t key_dvp(glex_key_t k) { return (uint32_t)k.lo & 0x7ffu; }
+
 /* A key's home bucket, hashed from the key without the generation, so a
  * call's packets land where the same call's did last time: their lines stay
  * in cache, and a run's first calls do not each reach new pages of every
@@ -142,8 +149,8 @@ static uint32_t drop_where(glex_fabric_t *f, uint32_t node, uint32_t unit,
 static int stale(const glex_fabric_t *f, glex_key_t k, const void *arg)
 {
     (void)arg;
-    uint32_t job = (uint32_t)(k.hi >> 40) & 0xffu, gen = (uint32_t)(k.hi >> 48);
-    return gen != atomic_load(&f->hdr->jobs[job].gen) &&
+    uint32_t job = key_job(k);
+    return key_gen(k) != atomic_load(&f->hdr->jobs[job].gen) &&
            !__atomic_load_n(&f->hdr->jobs[job].lease, __ATOMIC_RELAXED);
 }
 
@@ -181,11 +188,19 @@ static inline uint64_t *slot_vt(glex_pkt_hdr_t *e, uint32_t esz)
 #define EARLY_OVER 192u
 static int early(const glex_fabric_t *f, uint32_t node, glex_key_t k)
 {
-    uint32_t dvp = (uint32_t)k.lo & 0x7ffu, job = (uint32_t)(k.hi >> 40) & 0xffu;
+    uint32_t dvp = key_dvp(k);
     if (dvp >= f->p.vps_per_node)
         return 0;
-    return atomic_load_explicit(&glex_vp_shm(f, node, dvp)->coll_gen[job],
-                                memory_order_acquire) != (uint16_t)(k.hi >> 48);
+    return atomic_load_explicit(&glex_vp_shm(f, node, dvp)->coll_gen[key_job(k)],
+                                memory_order_acquire) != key_gen(k);
+}
+
+/* early(), read at the first need of an insert and kept (*seen: -1 until then) */
+static int early_once(const glex_fabric_t *f, uint32_t node, glex_key_t k, int *seen)
+{
+    if (*seen < 0)
+        *seen = early(f, node, k);
+    return *seen;
 }
 
 int glex_table_insert_vt(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_key_t key,
@@ -206,7 +221,7 @@ int glex_table_insert_vt(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_ke
         used = atomic_fetch_add_explicit(&u->used, 1, memory_order_relaxed) + 1;
     }
     int is_early = -1; /* not looked at yet */
-    if (used > EARLY_SHARE(limit) && (is_early = early(f, node, key))) {
+    if (used > EARLY_SHARE(limit) && early_once(f, node, key, &is_early)) {
         atomic_fetch_sub_explicit(&u->used, 1, memory_order_relaxed);
         return GLEX_EAGAIN; /* the caller parks, counts the stall */
     }
@@ -226,7 +241,7 @@ retry:
     for (uint32_t r = 0; r < PROBE_BUCKETS && (look_on || !slot); r++) {
         int claim = 1; /* an early packet takes no slot of its home's reach */
         if (r > 0 && r < GLEX_REACH && !slot)
-            claim = !(is_early < 0 ? (is_early = early(f, node, key)) : is_early);
+            claim = !early_once(f, node, key, &is_early);
         uint32_t b = probe_bucket(key, home, r, nb, &alt), lo, hi;
         bucket_slots(f, b, &lo, &hi);
         for (uint32_t i = lo; i < hi; i++) {
@@ -260,8 +275,7 @@ retry:
     if (slot && at != home) {
         uint8_t o = atomic_load_explicit(&over[home], memory_order_relaxed);
         do {
-            if (o == UINT8_MAX ||
-                (o >= EARLY_OVER && (is_early < 0 ? (is_early = early(f, node, key)) : is_early))) {
+            if (o == UINT8_MAX || (o >= EARLY_OVER && early_once(f, node, key, &is_early))) {
                 atomic_store_explicit(&slot->state, GLEX_SLOT_EMPTY, memory_order_release);
                 slot = NULL;
                 break;
@@ -331,7 +345,7 @@ static int of_task(const glex_fabric_t *f, glex_key_t k, const void *arg)
 {
     (void)f;
     const uint32_t *a = arg;
-    return (uint32_t)(k.hi >> 40) == a[0] && (k.lo & 0x7ffu) == a[1];
+    return key_tag(k) == a[0] && key_dvp(k) == a[1];
 }
 
 void glex_table_purge(glex_fabric_t *f, uint32_t node, uint32_t unit, uint32_t tag, uint32_t dvp)

@@ -32,11 +32,11 @@ static int sleep_once(glex_fabric_t *f, int (*done)(void *), void *arg, int ms, 
     uint32_t token = glex_host_token(f);
     atomic_fetch_add(&n->host_sleepers, 1);
     glex_sleeper_fence(f); /* pairs with glex_host_asleep's */
-    int d = 0;
-    int r = drive && glex_progress(f) ? SLEEP_MOVED
-            : (d = done(arg)) > 0     ? SLEEP_DONE
-            : d < 0                   ? SLEEP_MOVED
-                                      : SLEEP_SLEPT;
+    int r = SLEEP_MOVED;
+    if (!(drive && glex_progress(f))) {
+        int d = done(arg);
+        r = d > 0 ? SLEEP_DONE : d < 0 ? SLEEP_MOVED : SLEEP_SLEPT;
+    }
     /* done() may have posted (a host-based collective's next step): the
      * engine thread stands back while this host waits, so it runs now, not
      * after the sleep */
