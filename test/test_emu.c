@@ -1301,7 +1301,7 @@ static int rank_post_put_mp(glex_tctx_t *c)
                 glex_case_fail(c, id, "case %zu: rc %d, '%s' (want '%s')", k, rc,
                                glex_last_error(), bad[k].want);
         }
-        int rc = glex_host_nap(c->f, 1001);
+        int rc = glex_host_nap(c->f, 1001, 1);
         if (rc != GLEX_EINVAL || !strstr(glex_last_error(), "nap of 1001 ms: allowed 0..1000"))
             glex_case_fail(c, id, "glex_host_nap(1001): rc %d, '%s'", rc, glex_last_error());
     }

@@ -448,10 +448,11 @@ int glex_wait_until_flags(glex_fabric_t *f, int (*done)(void *), void *arg, int 
 /* For a host that waits in a loop of its own (the MPI netmod's progress):
  * one sleep on this node's host bell of at most timeout_ms (0..1000), as
  * glex_wait_until's last step, unless an engine pass finds work or one of
- * this process's VPs has a receive entry or a CQE waiting.  1 when it did
- * not sleep, 0 after a sleep (a ring or the timeout ended it), < 0 on a
- * bad timeout. */
-int glex_host_nap(glex_fabric_t *f, int timeout_ms);
+ * this process's VPs has a receive entry or a CQE waiting, or (if_spare
+ * 0) a CPU of this machine would stand idle meanwhile (glex_cpu_to_spare).
+ * 1 when it did not sleep, 0 after a sleep (a ring or the timeout ended
+ * it), < 0 on a bad timeout. */
+int glex_host_nap(glex_fabric_t *f, int timeout_ms, int if_spare);
 
 /* ---- JobID allocation: members of a task agree on a JobID by a 64-bit key ---- */
 /* Returns a JobID 0..255 (>= 0) or GLEX_EAGAIN when all 256 are in use. */

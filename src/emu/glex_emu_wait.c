@@ -65,11 +65,23 @@ static int host_has_entries(void *arg)
     return 0;
 }
 
-int glex_host_nap(glex_fabric_t *f, int timeout_ms)
+/* ... or a CPU of this machine would stand idle: the nap gives this
+ * process's core to those that work, and with fewer of them awake than
+ * CPUs none needs it.  Looked at after this host counts as asleep
+ * (sleep_once): of processes deciding at once, at least one sees the
+ * others' counts, so they do not all sleep. */
+static int nap_needless(void *arg)
+{
+    glex_fabric_t *f = arg;
+    return host_has_entries(f) || glex_cpu_to_spare(f, f->node);
+}
+
+int glex_host_nap(glex_fabric_t *f, int timeout_ms, int if_spare)
 {
     if (timeout_ms < 0 || timeout_ms > 1000)
         return glex_error(GLEX_EINVAL, "nap of %d ms: allowed 0..1000", timeout_ms);
-    return sleep_once(f, host_has_entries, f, timeout_ms, 1) == SLEEP_SLEPT ? 0 : 1;
+    int (*over)(void *) = if_spare ? host_has_entries : nap_needless;
+    return sleep_once(f, over, f, timeout_ms, 1) == SLEEP_SLEPT ? 0 : 1;
 }
 
 int glex_wait_until_flags(glex_fabric_t *f, int (*done)(void *), void *arg, int timeout_ms,

@@ -39,6 +39,9 @@ typedef struct {
     uint64_t nap_ns;                   /* GLEX_NAP_US: idle this long, a process sharing
                                         * its core sleeps in the progress loop */
     uint64_t turn_end_ns;              /* when the last idle turn ended (0: busy since) */
+    uint64_t wait_since_ns;            /* idle, and the program posted nothing, since
+                                        * (0: busy since the last idle turn); naps */
+    int posted;                        /* a send or receive posted since the last idle turn */
     uint64_t next_peer_check_ns;       /* idle past GLEX_TIMEOUT: next look at the peers */
     uint64_t am_sent[4];               /* active messages sent by protocol (MPIDI_GLEX_AM_*;
                                         * GLEX_VERBOSE=2 prints them at MPI_Finalize) */

@@ -35,6 +35,9 @@ static int watch_peers(uint64_t now)
 #define NAP_MS 4
 /* idle progress calls this close together are a wait loop's */
 #define TIGHT_NS 4000
+/* idle this long, a process naps even when a CPU of this machine would
+ * otherwise stand idle (below it, only while the others take every CPU) */
+#define SPARE_NAP_NS 1000000ull
 
 /* Waiting for a rendezvous send's ACK while the others of this machine
  * take every CPU: the receiver is copying (tens of us and more) and a CPU
@@ -55,13 +58,21 @@ static int lmt_wait_long(glex_fabric_t * f)
  * fair share, and two waiting on one core leave the workers one core (OSU
  * mbw_mr 4 MiB at 4 processes on 2 cores: 5 GB/s yielding, 8 napping).  Not
  * with MPI_THREAD_MULTIPLE (MPICH holds its lock around this call), nor in
- * a loop of MPI_Test calls with the program's work between them. */
+ * a loop of MPI_Test calls with the program's work between them.
+ * A loop of MPI_Test calls with a little of the program's work between
+ * them (HPCC's RandomAccess: an update between MPI_Testany calls) cannot be
+ * told from a wait by its pace, and when every process of such a program
+ * napped, none worked (RandomAccess, 4 processes on 2 CPUs: 0.0007 GUP/s,
+ * 0.02 never napping).  So idleness counts from the program's last post
+ * too (such a program posts sends and receives as it goes), and until
+ * SPARE_NAP_NS of it a process naps only while the others awake on this
+ * machine take every CPU. */
 static int idle_turn(void)
 {
     MPIDI_GLEX_global_t *g = &MPIDI_GLEX_global;
     glex_fabric_t *f = g->fabric;
     uint64_t now = glex_now_ns();
-    int nap = 0;
+    int nap = 0, if_spare = 0;
     unsigned per_cpu = glex_procs_per_cpu_here(f);
     /* a process with a CPU of its own keeps polling for GLEX_SPIN_US of
      * idleness before it yields: a sched_yield costs 1.2 us in a VM here,
@@ -74,12 +85,17 @@ static int idle_turn(void)
          * back (MPICH's wait loop, or MPI_Test with under TIGHT_NS between
          * calls), not between pieces of the program's own work */
         int tight = g->turn_end_ns && now - g->turn_end_ns < (uint64_t) IDLE_YIELD * TIGHT_NS;
-        nap = tight && g->idle_since_ns && (now - g->idle_since_ns >= g->nap_ns ||
-                                            lmt_wait_long(f));
+        /* a wait: nothing arrived and the program posted nothing since */
+        if (g->posted || !g->wait_since_ns) {
+            g->posted = 0;
+            g->wait_since_ns = now;
+        }
+        uint64_t idle = now - g->wait_since_ns;
+        nap = tight && (idle >= g->nap_ns || lmt_wait_long(f));
+        if_spare = idle >= SPARE_NAP_NS;
     }
-    if (nap)
-        glex_host_nap(f, NAP_MS);
-    else
+    /* a nap not taken is a yield */
+    if (!nap || glex_host_nap(f, NAP_MS, if_spare) != 0)
         sched_yield();
     g->turn_end_ns = glex_now_ns();
     return watch_peers(g->turn_end_ns);
@@ -102,6 +118,7 @@ int MPIDI_GLEX_progress(int vci, int blocking)
     if (work || am_work || nbc_work) {
         MPIDI_GLEX_global.am_idle = 0;
         MPIDI_GLEX_global.idle_since_ns = 0;
+        MPIDI_GLEX_global.wait_since_ns = 0;
         MPIDI_GLEX_global.turn_end_ns = 0;
     } else if (++MPIDI_GLEX_global.am_idle >= IDLE_YIELD) {
         MPIDI_GLEX_global.am_idle = 0;
