@@ -26,7 +26,15 @@
  *        pt2pt wait MS         rank 0 sends to each other rank MS ms after
  *                              a barrier; with more ranks than CPUs each
  *                              waiting rank must spend less than a quarter
- *                              of the wait on a CPU (it sleeps, GLEX_NAP_US) */
+ *                              of the wait on a CPU (it sleeps, GLEX_NAP_US)
+ *        pt2pt testloop N      each rank makes N updates for random ranks,
+ *                              sent in buckets of 1024, polling its receive
+ *                              with MPI_Test between updates (HPCC's
+ *                              RandomAccess); every update counted and
+ *                              summed; with more ranks than CPUs the ranks
+ *                              must keep the CPUs at least a quarter busy
+ *                              (a loop of tests with work between is no
+ *                              wait to sleep in: 1-2% when they napped) */
 #define _POSIX_C_SOURCE 200809L /* nanosleep, sysconf, getrusage */
 #include "mt.h"
 #include <string.h>
@@ -627,6 +635,115 @@ static void wait_cpu(int ms)
            wall * 1e3);
 }
 
+/* HPCC RandomAccess's pattern: an update, then a look at the receive */
+enum { TL_BUCKET = 1024, TL_UPD = 50, TL_FIN = 51 };
+typedef struct {
+    MPI_Request in;
+    uint64_t buf[TL_BUCKET];
+    int receiving;              /* peers that have not said they are done */
+    long got;                   /* updates received */
+    uint64_t sum;               /* their sum */
+} tl_recv_t;
+
+static void tl_poll(tl_recv_t * r)
+{
+    int done = 1;
+    while (done && r->receiving > 0) {
+        MPI_Status st;
+        MT_MPI(MPI_Test(&r->in, &done, &st));
+        if (!done)
+            break;
+        if (st.MPI_TAG == TL_FIN) {
+            r->receiving--;
+        } else {
+            int cnt;
+            MPI_Get_count(&st, MPI_UINT64_T, &cnt);
+            MT_CHECK(cnt > 0 && cnt <= TL_BUCKET, "testloop: a bucket of %d updates", cnt);
+            for (int i = 0; i < cnt; i++)
+                r->sum += r->buf[i];
+            r->got += cnt;
+        }
+        if (r->receiving > 0)
+            MT_MPI(MPI_Irecv(r->buf, TL_BUCKET, MPI_UINT64_T, MPI_ANY_SOURCE, MPI_ANY_TAG,
+                             MPI_COMM_WORLD, &r->in));
+    }
+}
+
+/* send one bucket: its send request polled together with the receive */
+static void tl_send(tl_recv_t * r, uint64_t * bucket, int n, int dest, int tag)
+{
+    MPI_Request out;
+    int done = 0;
+    MT_MPI(MPI_Isend(bucket, n, MPI_UINT64_T, dest, tag, MPI_COMM_WORLD, &out));
+    while (!done) {
+        MT_MPI(MPI_Test(&out, &done, MPI_STATUS_IGNORE));
+        tl_poll(r);
+    }
+}
+
+static void test_loop(long n)
+{
+    tl_recv_t r = {.receiving = size - 1 };
+    uint64_t *bucket = calloc((size_t) size * TL_BUCKET, sizeof *bucket);
+    int *fill = calloc((size_t) size, sizeof *fill);
+    MT_CHECK(bucket && fill, "testloop: no memory for %d buckets", size);
+    if (!bucket || !fill)
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    long sent = 0;
+    uint64_t sent_sum = 0, x = 88172645463325252ull + (uint64_t) rank;
+    MT_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    if (size > 1)
+        MT_MPI(MPI_Irecv(r.buf, TL_BUCKET, MPI_UINT64_T, MPI_ANY_SOURCE, MPI_ANY_TAG,
+                         MPI_COMM_WORLD, &r.in));
+    double w0 = MPI_Wtime(), c0 = cpu_s();
+    for (long i = 0; i < n; i++) {
+        tl_poll(&r);
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        int dest = (int) (x % (uint64_t) size);
+        if (dest == rank)
+            continue;
+        uint64_t *b = bucket + (size_t) dest * TL_BUCKET;
+        b[fill[dest]++] = x;
+        sent++, sent_sum += x;
+        if (fill[dest] == TL_BUCKET) {
+            tl_send(&r, b, TL_BUCKET, dest, TL_UPD);
+            fill[dest] = 0;
+        }
+    }
+    for (int d = 0; d < size; d++) {
+        if (d == rank)
+            continue;
+        if (fill[d])
+            tl_send(&r, bucket + (size_t) d * TL_BUCKET, fill[d], d, TL_UPD);
+        tl_send(&r, NULL, 0, d, TL_FIN);
+    }
+    while (r.receiving > 0)
+        tl_poll(&r);
+    double wall = MPI_Wtime() - w0, cpu = cpu_s() - c0;
+    long counts[2] = { sent, r.got }, tot[2];
+    uint64_t sums[2] = { sent_sum, r.sum }, tsum[2];
+    double cpu_all, wall_max;
+    MT_MPI(MPI_Allreduce(counts, tot, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD));
+    MT_MPI(MPI_Allreduce(sums, tsum, 2, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD));
+    MT_MPI(MPI_Allreduce(&cpu, &cpu_all, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
+    MT_MPI(MPI_Allreduce(&wall, &wall_max, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
+    MT_CHECK(tot[0] == tot[1] && tsum[0] == tsum[1],
+             "testloop: %ld updates sent (sum %llu), %ld received (sum %llu)", tot[0],
+             (unsigned long long) tsum[0], tot[1], (unsigned long long) tsum[1]);
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    double busy = cpu_all / (wall_max * (double) (cpus < size ? cpus : size));
+    if (rank == 0) {
+        if (size > cpus)
+            MT_CHECK(busy >= 0.25, "testloop: the %d ranks kept the %ld CPUs %.0f%% busy (%.2f s "
+                     "of CPU in %.2f s): they slept with work to do", size, cpus, busy * 100,
+                     cpu_all, wall_max);
+        printf("pt2pt testloop: %ld updates in %.3f s, CPUs %.0f%% busy\n", tot[0], wall_max,
+               busy * 100);
+    }
+    free(bucket);
+    free(fill);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -647,6 +764,12 @@ int main(int argc, char **argv)
     if (argc == 5 && !strcmp(argv[1], "crowd")) {
         crowd(atol(argv[2]), atoi(argv[3]), argv[4]);
         int rc = mt_finish("pt2pt crowd");
+        MPI_Finalize();
+        return rc;
+    }
+    if (argc == 3 && !strcmp(argv[1], "testloop")) {
+        test_loop(atol(argv[2]));
+        int rc = mt_finish("pt2pt testloop");
         MPI_Finalize();
         return rc;
     }

@@ -224,6 +224,10 @@ run pt2pt 4 GLEX_RDMA_EAGER=0 -- "$out/pt2pt"
 # more ranks than CPUs: a rank blocked in MPI_Recv sleeps (GLEX_NAP_US) and
 # leaves its core to the others: under a quarter of the wait on a CPU
 run "pt2pt wait: blocked ranks sleep" 5 -- "$out/pt2pt" wait 600
+# ... but ranks polling MPI_Test with work between (HPCC's RandomAccess)
+# keep the CPUs busy: they napped 4 ms at a time, all at once, 20 s a run
+tl_np=$(( $(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2) * 2 ))
+run "pt2pt testloop: no naps with work to do" "$tl_np" -- "$out/pt2pt" testloop 2000000
 # a rendezvous of 1 MiB between two processes of this host: the receiver
 # offers the sender the second half (both NICs' DMA at once); every offer
 # is taken by the sender's NIC or read back, the data right either way
