@@ -897,6 +897,44 @@ static int rank_published(glex_tctx_t *c)
                        (unsigned long long)*(volatile uint64_t *)r.base);
     if (from_rank1(c, w))
         glex_case_fail(c, id, "barrier: %s", glex_last_error());
+    id = glex_case(c, "a scatter-gather get: three pieces of the peer's memory into 1350 "
+                      "pieces here (two batches), in order; bad lists, itself and a node "
+                      "out of range refused");
+    if (c->rank == 0) {
+        uint64_t base = (uint64_t)w[0], moved = 0;
+        struct iovec rem[3] = { { (void *)(uintptr_t)(base + 100), 300 },
+                                { (void *)(uintptr_t)(base + 2000), 1000 },
+                                { (void *)(uintptr_t)(base + 4096), 50 } };
+        enum { NL = 1350 };
+        static struct iovec loc[NL];
+        memset(buf, 0, sizeof buf);
+        for (int k = 0; k < NL; k++)
+            loc[k] = (struct iovec){ buf + 2 * k, 1 };
+        int rc = glex_vp_get_sgl(c->vp, 1, rem, 3, loc, NL, &moved);
+        if (rc || moved != NL)
+            glex_case_fail(c, id, "rc %d moved %llu: %s", rc, (unsigned long long)moved,
+                           glex_last_error());
+        for (int k = 0; k < NL; k++) {
+            size_t at = k < 300 ? 100u + (size_t)k : k < 1300 ? 2000u + (size_t)k - 300 : 0;
+            uint8_t want = k < 1300 ? (uint8_t)(at * 3u + 1u) : 0x5a;
+            if (buf[2 * k] != want || buf[2 * k + 1]) {
+                glex_case_fail(c, id, "piece %d is %u (next byte %u), expected %u", k,
+                               buf[2 * k], buf[2 * k + 1], want);
+                break;
+            }
+        }
+        rc = glex_vp_get_sgl(c->vp, 1, rem, 0, loc, NL, &moved);
+        if (rc != GLEX_EINVAL || !strstr(glex_last_error(), "1..1048576 pieces"))
+            glex_case_fail(c, id, "no remote pieces: rc %d '%s'", rc, glex_last_error());
+        rc = glex_vp_get_sgl(c->vp, 0, rem, 3, loc, NL, &moved);
+        if (rc != GLEX_ENOTSUP || !strstr(glex_last_error(), "another node of this host"))
+            glex_case_fail(c, id, "itself: rc %d '%s'", rc, glex_last_error());
+        rc = glex_vp_get_sgl(c->vp, 9, rem, 3, loc, NL, &moved);
+        if (rc != GLEX_EINVAL || !strstr(glex_last_error(), "allowed nodes 0..1"))
+            glex_case_fail(c, id, "node 9: rc %d '%s'", rc, glex_last_error());
+    }
+    if (from_rank1(c, w))
+        glex_case_fail(c, id, "barrier: %s", glex_last_error());
     id = glex_case(c, "a node publishes at most GLEX_PUBLISH_MAX regions and says so; a "
                       "withdrawn region is no longer found");
     if (c->rank == 1) {

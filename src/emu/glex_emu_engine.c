@@ -1741,6 +1741,70 @@ int glex_engine_atomic_cas(glex_vp_t *vp, uint32_t dest_id, uint64_t addr, uint6
     return w != NULL;
 }
 
+/* a list's next up to SGL_BATCH pieces from piece *i, *off bytes into it */
+#define SGL_BATCH 1024u
+static uint32_t sgl_batch(const struct iovec *v, uint32_t n, uint32_t i, size_t off,
+                          struct iovec *out)
+{
+    uint32_t k = 0;
+    for (; i < n && k < SGL_BATCH; i++, off = 0)
+        if (v[i].iov_len > off)
+            out[k++] = (struct iovec){ (uint8_t *)v[i].iov_base + off, v[i].iov_len - off };
+    return k;
+}
+
+/* a list's cursor moved on by n bytes */
+static void sgl_advance(const struct iovec *v, uint32_t nv, uint32_t *i, size_t *off, size_t n)
+{
+    while (*i < nv && n) {
+        size_t left = v[*i].iov_len - *off;
+        if (n < left) {
+            *off += n;
+            return;
+        }
+        n -= left;
+        ++*i, *off = 0;
+    }
+    while (*i < nv && v[*i].iov_len == *off) /* empty pieces */
+        ++*i, *off = 0;
+}
+
+int glex_engine_get_sgl(glex_vp_t *vp, uint32_t dest_id, const struct iovec *r, uint32_t nr,
+                        const struct iovec *l, uint32_t nl, uint64_t *moved)
+{
+    glex_fabric_t *f = vp->f;
+    glex_node_shm_t *peer = glex_node_shm(f, dest_id);
+    pid_t pid = atomic_load(&peer->pid);
+    if (pid <= 0 || atomic_load(&peer->state) != GLEX_NODE_ALIVE)
+        return glex_error(GLEX_ENOENT, "scatter-gather get from node %u: node is not attached",
+                          dest_id);
+    struct iovec rb[SGL_BATCH], lb[SGL_BATCH];
+    uint32_t ri = 0, li = 0;
+    size_t roff = 0, loff = 0;
+    uint64_t total = 0;
+    for (;;) {
+        uint32_t rk = sgl_batch(r, nr, ri, roff, rb), lk = sgl_batch(l, nl, li, loff, lb);
+        if (!rk || !lk)
+            break;
+        ssize_t n = process_vm_readv(pid, lb, lk, rb, rk, 0);
+        if (n <= 0) {
+            *moved = total;
+            return glex_error(GLEX_ESYS, "scatter-gather get from node %u (pid %d) after %llu "
+                              "bytes: %s", dest_id, (int)pid, (unsigned long long)total,
+                              n < 0 ? strerror(errno) : "nothing read");
+        }
+        total += (uint64_t)n;
+        sgl_advance(r, nr, &ri, &roff, (size_t)n);
+        sgl_advance(l, nl, &li, &loff, (size_t)n);
+    }
+    *moved = total;
+    pthread_mutex_lock(&f->eng->mu); /* the VP's counters: a task of it may be running */
+    glex_counter_add(&vp->shm->desc_posted, 1);
+    count_now(f, vp->shm, 0, total, 1);
+    pthread_mutex_unlock(&f->eng->mu);
+    return GLEX_OK;
+}
+
 /* One descriptor of glex_engine_post_now: 1 when executed, 0 when it must
  * queue (as a task would wait: the destination's receive queue or this
  * VP's CQ full, or memory only cross-memory attach reaches). */

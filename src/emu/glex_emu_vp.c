@@ -297,6 +297,22 @@ int glex_vp_atomic_cas(glex_vp_t *vp, uint32_t dest_id, uint64_t remote_addr, ui
     return GLEX_OK;
 }
 
+int glex_vp_get_sgl(glex_vp_t *vp, uint32_t dest_id, const struct iovec *remote, uint32_t nr,
+                    const struct iovec *local, uint32_t nl, uint64_t *moved)
+{
+    if (!vp || !remote || !local || !moved || !nr || !nl || nr > GLEX_SGL_MAX ||
+        nl > GLEX_SGL_MAX || dest_id >= vp->f->nnodes)
+        return glex_error(GLEX_EINVAL,
+                          "scatter-gather get from node %u, %u remote and %u local pieces: "
+                          "allowed nodes 0..%u, 1..%u pieces a side", dest_id, nr, nl,
+                          vp ? vp->f->nnodes - 1 : 0, GLEX_SGL_MAX);
+    if (vp->f->p.vtime || glex_remote(vp->f, dest_id) || dest_id == vp->f->node)
+        return glex_error(GLEX_ENOTSUP,
+                          "scatter-gather get from node %u: only from another node of this "
+                          "host, in real time", dest_id);
+    return glex_engine_get_sgl(vp, dest_id, remote, nr, local, nl, moved);
+}
+
 /* GLEX_VTIME: move the ring's entry with the earliest virtual time (a uint64
  * at vt_off) among [head, tail) to head, the ones before it up behind it in
  * their order (one sender's entries keep theirs: its virtual times only

@@ -1,7 +1,8 @@
 /* pt2pt.c - point-to-point through the netmod's active messages: ping-pong
  * from 0 bytes to 4 MiB (inline, the RDMA-eager ring or with
  * GLEX_RDMA_EAGER=0 fragments, rendezvous by RDMA read), a non-contiguous
- * large message, a stream through the RDMA-eager rings (wrapping, full,
+ * large message, rendezvous between strided layouts (in place, unexpected,
+ * truncated), a stream through the RDMA-eager rings (wrapping, full,
  * credited), MPI_ANY_SOURCE and probe, synchronous send, the netmod's
  * matching (unexpected messages of each protocol, matched probes,
  * truncation, a cancelled receive, a strided receive), a flood of small
@@ -85,6 +86,70 @@ static void pingpong(void)
         }
         free(buf);
     }
+}
+
+/* Rendezvous between strided layouts: 1000 blocks of 1 KiB sent into 2000
+ * blocks of 512 B (pieces filled in place by the receiver's NIC, over two
+ * scatter-gather batches), matched at once and unexpected; then into a
+ * strided receive with room for half (truncated: MPI_ERR_TRUNCATE, the
+ * half that fits right, nothing past it written). */
+static void strided_layouts(void)
+{
+    if (size < 2)
+        return;
+    enum { SB = 1000, SL = 256, RB = 2000, RL = 128 };       /* blocks and ints a block */
+    int last = size - 1;
+    MPI_Comm c;
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+    MPI_Datatype st, rt, half;
+    MPI_Type_vector(SB, SL, 2 * SL, MPI_INT, &st);
+    MPI_Type_vector(RB, RL, 2 * RL, MPI_INT, &rt);
+    MPI_Type_vector(RB / 2, RL, 2 * RL, MPI_INT, &half);
+    MPI_Type_commit(&st);
+    MPI_Type_commit(&rt);
+    MPI_Type_commit(&half);
+    size_t ints = (size_t) SB * SL * 2;
+    int *b = malloc(sizeof(int) * ints);
+    for (int pass = 0; pass < 3; pass++) {     /* matched, unexpected, truncated */
+        if (rank == 0) {
+            for (size_t i = 0; i < ints; i++)
+                b[i] = (int) (i * 3 + (size_t) pass);
+            MT_MPI(MPI_Send(b, 1, st, last, 80 + pass, c));
+        } else if (rank == last) {
+            for (size_t i = 0; i < ints; i++)
+                b[i] = -1;
+            if (pass == 1) {   /* the message waits unexpected for its receive */
+                MPI_Status ps;
+                MT_MPI(MPI_Probe(0, 81, c, &ps));
+            }
+            MPI_Status s;
+            int rc = MPI_Recv(b, 1, pass == 2 ? half : rt, 0, 80 + pass, c, &s);
+            int cls = MPI_SUCCESS, cnt = -1;
+            MPI_Error_class(rc, &cls);
+            MPI_Get_count(&s, MPI_INT, &cnt);
+            long want = pass == 2 ? (long) RB / 2 * RL : (long) RB * RL;
+            MT_CHECK(cls == (pass == 2 ? MPI_ERR_TRUNCATE : MPI_SUCCESS) && cnt == want,
+                     "strided rendezvous pass %d: error class %d, count %d (expected %ld)", pass,
+                     cls, cnt, want);
+            long bad = -1;
+            for (long k = 0; k < (long) RB * RL * 2 && bad < 0; k++) {
+                long blk = k / RL, in = k % RL, idx = blk / 2 * RL + in;
+                int sent_idx_ok = !(blk % 2) && idx < want;      /* the k-th int received */
+                long src = idx / SL * 2 * SL + idx % SL;        /* its place in the sender */
+                int expect = sent_idx_ok ? (int) (src * 3 + pass) : -1;
+                if (b[k] != expect)
+                    bad = k;
+            }
+            MT_CHECK(bad < 0, "strided rendezvous pass %d: int %ld is %d", pass, bad,
+                     bad >= 0 ? b[bad] : 0);
+        }
+    }
+    free(b);
+    MPI_Type_free(&st);
+    MPI_Type_free(&rt);
+    MPI_Type_free(&half);
+    MPI_Comm_free(&c);
 }
 
 static void noncontig(void)
@@ -781,6 +846,7 @@ int main(int argc, char **argv)
     }
     pingpong();
     noncontig();
+    strided_layouts();
     ring_stream();
     anysource_probe();
     matching();

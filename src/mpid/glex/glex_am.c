@@ -215,8 +215,45 @@ static void rdma_init(glex_desc_t * d, uint32_t node, uint64_t local, uint64_t r
     d->remote_addr = remote;
 }
 
+/* Packed copies of non-contiguous messages.  A buffer freed is kept for
+ * the next (one, up to PACK_KEEP_MAX bytes): a fresh malloc of megabytes
+ * is fresh pages, and faulting them in cost more than the copy (a strided
+ * MPI_Sendrecv of 4 MB: page faults the largest part of the time). */
+#define PACK_KEEP_MAX ((size_t) 64 << 20)
+#define PACK_HDR 64     /* the buffer's capacity, in a header of a cache line */
+static void *pack_kept;
+
+static void *pack_alloc(size_t n)
+{
+    if (pack_kept && *(size_t *) ((char *) pack_kept - PACK_HDR) >= n) {
+        void *p = pack_kept;
+        pack_kept = NULL;
+        return p;
+    }
+    char *b = MPL_malloc(n + PACK_HDR, MPL_MEM_BUFFER);
+    if (!b)
+        return NULL;
+    *(size_t *) b = n;
+    return b + PACK_HDR;
+}
+
+static void pack_free(void *p)
+{
+    if (!p)
+        return;
+    size_t cap = *(size_t *) ((char *) p - PACK_HDR);
+    if (cap <= PACK_KEEP_MAX &&
+        (!pack_kept || *(size_t *) ((char *) pack_kept - PACK_HDR) < cap)) {
+        void *old = pack_kept;
+        pack_kept = p;
+        p = old;
+    }
+    if (p)
+        MPL_free((char *) p - PACK_HDR);
+}
+
 /* a message's bytes: in place when contiguous, else a packed copy (*pack,
- * the caller's to free; NULL when none) */
+ * the caller's to pack_free; NULL when none) */
 static int message_bytes(const void *data, MPI_Aint count, MPI_Datatype datatype, int contig,
                          MPI_Aint true_lb, MPI_Aint data_sz, const void **src, void **pack)
 {
@@ -225,12 +262,12 @@ static int message_bytes(const void *data, MPI_Aint count, MPI_Datatype datatype
     *src = (const char *) data + true_lb;
     if (contig)
         return MPI_SUCCESS;
-    void *p = MPL_malloc(data_sz, MPL_MEM_BUFFER);
+    void *p = pack_alloc((size_t) data_sz);
     MPIR_ERR_CHKANDJUMP1(!p, mpi_errno, MPI_ERR_OTHER, "**nomem", "**nomem %d", (int) data_sz);
     MPI_Aint packed = 0;
     mpi_errno = MPIR_Typerep_pack(data, count, datatype, 0, p, data_sz, &packed);
     if (mpi_errno) {
-        MPL_free(p);
+        pack_free(p);
         goto fn_fail;
     }
     *pack = p;
@@ -272,7 +309,7 @@ static int send_frags(const glex_desc_t * first, wire_t * w, MPI_Aint am_hdr_sz,
     }
     mpi_errno = post(d, n);
   fn_exit:
-    MPL_free(pack);
+    pack_free(pack);
     return mpi_errno;
   fn_fail:
     goto fn_exit;
@@ -512,7 +549,7 @@ void MPIDI_GLEX_am_request_init(MPIR_Request * req)
 
 void MPIDI_GLEX_am_request_finalize(MPIR_Request * req)
 {
-    MPL_free(MPIDI_GLEX_AMREQ(req).pack_buffer);
+    pack_free(MPIDI_GLEX_AMREQ(req).pack_buffer);
     MPIDI_GLEX_AMREQ(req).pack_buffer = NULL;
 }
 
@@ -770,6 +807,105 @@ int MPIDI_GLEX_lmt_read(uint32_t node, uint64_t addr, void *data, uint64_t n, ui
     return n ? rdma_read(node, addr, data, n) : MPI_SUCCESS;
 }
 
+/* Rendezvous data for a non-contiguous receive buffer: read in pieces of
+ * at most LMT_STAGE bytes into a staging buffer kept for it, each handed to
+ * take() (which unpacks it) before the next is read - no buffer of the
+ * whole message (fresh pages every time: a strided 4 MB MPI_Sendrecv spent
+ * more in page faults than in copies), and each piece still in cache when
+ * it is unpacked. */
+#define LMT_STAGE ((uint64_t) 1 << 20)
+static void *lmt_stage;
+static int lmt_stage_busy;
+
+int MPIDI_GLEX_lmt_read_staged(uint32_t node, uint64_t addr, uint64_t n,
+                               int (*take)(void *ctx, const void *piece, MPI_Aint len),
+                               void *ctx)
+{
+    int mpi_errno = MPI_SUCCESS;
+    if (!n)
+        return MPI_SUCCESS;
+    if (!lmt_stage && !lmt_stage_busy)
+        lmt_stage = MPL_malloc(LMT_STAGE, MPL_MEM_BUFFER);
+    int own = lmt_stage_busy || !lmt_stage;     /* a read inside a read: a buffer of its own */
+    uint64_t room = own ? MPL_MIN(n, LMT_STAGE) : LMT_STAGE;
+    void *stage = own ? MPL_malloc(room, MPL_MEM_BUFFER) : lmt_stage;
+    MPIR_ERR_CHKANDJUMP1(!stage, mpi_errno, MPI_ERR_OTHER, "**nomem", "**nomem %d", (int) room);
+    if (!own)
+        lmt_stage_busy = 1;
+    for (uint64_t off = 0; off < n && !mpi_errno;) {
+        uint64_t len = MPL_MIN(n - off, room);
+        mpi_errno = rdma_read(node, addr + off, stage, len);
+        if (!mpi_errno)
+            mpi_errno = take(ctx, stage, (MPI_Aint) len);
+        off += len;
+    }
+    if (own)
+        MPL_free(stage);
+    else
+        lmt_stage_busy = 0;
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+/* The bytes of a rendezvous (n at node's addr) straight into the pieces of
+ * a receive buffer, by one scatter-gather get (glex_vp_get_sgl): *done 1;
+ * 0 (nothing read) when the sender is on another host or in virtual time. */
+static int read_into_iov(uint32_t node, uint64_t addr, uint64_t n, const struct iovec *iov,
+                         MPI_Aint niov, int *done)
+{
+    int mpi_errno = MPI_SUCCESS;
+    struct iovec remote = { (void *) (uintptr_t) addr, (size_t) n };
+    uint64_t moved = 0;
+    *done = 0;
+    int rc = glex_vp_get_sgl(MPIDI_GLEX_global.am_vp, node, &remote, 1, iov, (uint32_t) niov,
+                             &moved);
+    if (rc == GLEX_ENOTSUP)
+        return MPI_SUCCESS;
+    MPIR_ERR_CHKANDJUMP1(rc != GLEX_OK || moved != n, mpi_errno, MPI_ERR_OTHER, "**fail",
+                         "**fail %s", glex_last_error());
+    *done = 1;
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+/* pieces of a receive buffer that a scatter-gather get fills in place: at
+ * most this many, of at least this many bytes on average (smaller ones cost
+ * the kernel more a piece than unpacking them from the staging buffer) */
+#define SGL_PIECES_MAX 65536
+#define SGL_PIECE_MIN 256
+
+int MPIDI_GLEX_lmt_read_typed(uint32_t node, uint64_t addr, uint64_t n, void *buf,
+                              MPI_Aint count, MPI_Datatype datatype, int *done)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPI_Aint niov = 0, got = 0;
+    *done = 0;
+    if (!n || MPIR_Typerep_iov_len(count, datatype, (MPI_Aint) n, &niov) != MPI_SUCCESS ||
+        niov <= 0 || niov > SGL_PIECES_MAX || n / (uint64_t) niov < SGL_PIECE_MIN)
+        return MPI_SUCCESS;
+    struct iovec *iov = MPL_malloc((size_t) niov * sizeof *iov, MPL_MEM_BUFFER);
+    if (!iov)
+        return MPI_SUCCESS;     /* the staged read needs less */
+    mpi_errno = MPIR_Typerep_to_iov_offset(buf, count, datatype, 0, iov, niov, &got);
+    if (!mpi_errno && got > 0)
+        mpi_errno = read_into_iov(node, addr, n, iov, got, done);
+    MPL_free(iov);
+    return mpi_errno;
+}
+
+void MPIDI_GLEX_am_buffers_free(void)
+{
+    if (pack_kept)
+        MPL_free((char *) pack_kept - PACK_HDR);
+    pack_kept = NULL;
+    MPL_free(lmt_stage);
+    lmt_stage = NULL;
+}
+
 int MPIDI_GLEX_send_ack(uint32_t node, uint64_t cookie)
 {
     return send_ack(node, WIRE_ACK, cookie);
@@ -778,6 +914,13 @@ int MPIDI_GLEX_send_ack(uint32_t node, uint64_t cookie)
 int MPIDI_GLEX_send_sync_ack(uint32_t node, uint64_t cookie)
 {
     return send_ack(node, WIRE_SYNC_ACK, cookie);
+}
+
+/* a piece of a rendezvous into an MPIDIG receive, after the pieces before */
+static int copy_seg(void *rreq, const void *piece, MPI_Aint len)
+{
+    MPIDIG_recv_copy_seg((void *) piece, len, rreq);
+    return MPI_SUCCESS;
 }
 
 /* Read a rendezvous message's data into its receive buffer, acknowledge it
@@ -803,7 +946,10 @@ static int lmt_recv(MPIR_Request * rreq)
         for (MPI_Aint i = 0; i < data_sz; i++)
             room += (MPI_Aint) iov[i].iov_len;
         MPI_Aint n = MPL_MIN(in_sz, room);
-        if (data_sz > 0 && n / data_sz >= LMT_IOV_MIN) {
+        int done = 0;
+        if (n && data_sz <= SGL_PIECES_MAX && n / data_sz >= SGL_PIECE_MIN)
+            mpi_errno = read_into_iov(node, addr, (uint64_t) n, iov, data_sz, &done);
+        if (!done && !mpi_errno && data_sz > 0 && n / data_sz >= LMT_IOV_MIN) {
             MPI_Aint off = 0;
             for (MPI_Aint i = 0; i < data_sz && off < n && !mpi_errno; i++) {
                 MPI_Aint len = MPL_MIN((MPI_Aint) iov[i].iov_len, n - off);
@@ -811,14 +957,8 @@ static int lmt_recv(MPIR_Request * rreq)
                                       (uint64_t) len);
                 off += len;
             }
-        } else if (n) {
-            void *bounce = MPL_malloc(n, MPL_MEM_BUFFER);
-            MPIR_ERR_CHKANDJUMP1(!bounce, mpi_errno, MPI_ERR_OTHER, "**nomem", "**nomem %d",
-                                 (int) n);
-            mpi_errno = rdma_read(node, addr, bounce, (uint64_t) n);
-            if (!mpi_errno)
-                MPIDIG_recv_copy_seg(bounce, n, rreq);
-            MPL_free(bounce);
+        } else if (!done && !mpi_errno && n) {
+            mpi_errno = MPIDI_GLEX_lmt_read_staged(node, addr, (uint64_t) n, copy_seg, rreq);
         }
     }
     MPIR_ERR_CHECK(mpi_errno);

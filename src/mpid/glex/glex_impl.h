@@ -111,6 +111,17 @@ int MPIDI_GLEX_send_inline(uint32_t node, int handler_id, const void *am_hdr, MP
  * sender's NIC's help where that pays); then MPIDI_GLEX_send_ack(node,
  * cookie) completes the sender's request */
 int MPIDI_GLEX_lmt_read(uint32_t node, uint64_t addr, void *data, uint64_t n, uint64_t cookie);
+/* the same for a non-contiguous receive buffer, in pieces through a staging
+ * buffer: take(ctx, piece, len) unpacks each, in order */
+int MPIDI_GLEX_lmt_read_staged(uint32_t node, uint64_t addr, uint64_t n,
+                               int (*take)(void *ctx, const void *piece, MPI_Aint len),
+                               void *ctx);
+/* ... or straight into the buffer (buf, count, datatype) by one
+ * scatter-gather get where that pays: *done 1, else 0 and nothing read */
+int MPIDI_GLEX_lmt_read_typed(uint32_t node, uint64_t addr, uint64_t n, void *buf,
+                              MPI_Aint count, MPI_Datatype datatype, int *done);
+/* the packing and staging buffers kept between messages (MPI_Finalize) */
+void MPIDI_GLEX_am_buffers_free(void);
 int MPIDI_GLEX_send_ack(uint32_t node, uint64_t cookie);
 /* a synchronous send's ACK once its receive matched (completes the sender's
  * request as the ACK does, not counted as a rendezvous') */

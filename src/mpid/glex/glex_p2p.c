@@ -210,6 +210,23 @@ static void recv_status(MPIR_Request * rreq, MPI_Aint room, uint64_t data_sz, in
     MPIR_STATUS_SET_COUNT(rreq->status, *n);
 }
 
+/* a rendezvous piece unpacked into a non-contiguous receive buffer */
+typedef struct {
+    void *buf;
+    MPI_Aint count, off;
+    MPI_Datatype datatype;
+} unpack_t;
+
+static int unpack_piece(void *ctx, const void *piece, MPI_Aint len)
+{
+    unpack_t *u = ctx;
+    MPI_Aint unpacked = 0;
+    int mpi_errno = MPIR_Typerep_unpack(piece, len, u->buf, u->count, u->datatype, u->off,
+                                        &unpacked);
+    u->off += len;
+    return mpi_errno;
+}
+
 /* Data of a message into a matched receive (buf, count, datatype): from
  * data, or (data NULL) a rendezvous read from node's addr and acknowledged;
  * then the ACK of a synchronous send; the receive completes.  Both ACKs go
@@ -224,19 +241,21 @@ static int fill(MPIR_Request * rreq, void *buf, MPI_Aint count, MPI_Datatype dat
     MPIDI_Datatype_check_contig_size_lb(datatype, count, contig, room, true_lb);
     recv_status(rreq, room, data_sz, error_bits, &n);
     char *dst = (char *) buf + true_lb;
-    void *bounce = NULL;
     if (!data) {
-        void *into = dst;
-        if (!contig && n) {
-            into = bounce = MPL_malloc(n, MPL_MEM_BUFFER);
-            MPIR_ERR_CHKANDJUMP1(!bounce, mpi_errno, MPI_ERR_OTHER, "**nomem", "**nomem %d",
-                                 (int) n);
+        if (contig) {
+            mpi_errno = MPIDI_GLEX_lmt_read(node, addr, dst, (uint64_t) n, sender_req);
+        } else {
+            int done = 0;
+            mpi_errno = MPIDI_GLEX_lmt_read_typed(node, addr, (uint64_t) n, buf, count, datatype,
+                                                  &done);
+            unpack_t u = {.buf = buf,.count = count,.datatype = datatype };
+            if (!mpi_errno && !done)
+                mpi_errno = MPIDI_GLEX_lmt_read_staged(node, addr, (uint64_t) n, unpack_piece,
+                                                       &u);
         }
-        mpi_errno = MPIDI_GLEX_lmt_read(node, addr, into, (uint64_t) n, sender_req);
         MPIR_ERR_CHECK(mpi_errno);
         mpi_errno = MPIDI_GLEX_send_ack(node, sender_req);
         MPIR_ERR_CHECK(mpi_errno);
-        data = bounce;
     }
     if (data && n) {
         if (contig) {
@@ -254,7 +273,6 @@ static int fill(MPIR_Request * rreq, void *buf, MPI_Aint count, MPI_Datatype dat
     MPIR_Datatype_release_if_not_builtin(datatype);
     MPID_Request_complete(rreq);
   fn_exit:
-    MPL_free(bounce);
     return mpi_errno;
   fn_fail:
     goto fn_exit;
