@@ -88,35 +88,49 @@ static void pingpong(void)
     }
 }
 
-/* Rendezvous between strided layouts: 1000 blocks of 1 KiB sent into 2000
- * blocks of 512 B (pieces filled in place by the receiver's NIC, over two
- * scatter-gather batches), matched at once and unexpected; then into a
- * strided receive with room for half (truncated: MPI_ERR_TRUNCATE, the
- * half that fits right, nothing past it written). */
+/* Rendezvous between strided layouts: 160 blocks of 16 KiB (the sender's
+ * pieces, read where they lie through its scatter-gather list) into 5120
+ * blocks of 512 B (filled in place by the receiver's NIC, in batches),
+ * matched at once and unexpected; into a strided receive with room for half
+ * (truncated: MPI_ERR_TRUNCATE, the half that fits right, nothing past it
+ * written); and into every other int (through the staging buffer, the
+ * sender's pieces cut at its 1 MiB steps). */
+typedef struct {
+    long blocks, len, stride;   /* ints */
+} layout_t;
+
+/* the index among the ints a layout carries of the int at position k, or -1 */
+static long layout_index(const layout_t * l, long k)
+{
+    long blk = k / l->stride, in = k % l->stride;
+    return blk < l->blocks && in < l->len ? blk * l->len + in : -1;
+}
+
 static void strided_layouts(void)
 {
     if (size < 2)
         return;
-    enum { SB = 1000, SL = 256, RB = 2000, RL = 128 };       /* blocks and ints a block */
+    const layout_t snd = { 160, 4096, 8192 }, rcv[4] = {
+        { 5120, 128, 256 }, { 5120, 128, 256 }, { 2560, 128, 256 }, { 655360, 1, 2 } };
     int last = size - 1;
     MPI_Comm c;
     MPI_Comm_dup(MPI_COMM_WORLD, &c);
     MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
-    MPI_Datatype st, rt, half;
-    MPI_Type_vector(SB, SL, 2 * SL, MPI_INT, &st);
-    MPI_Type_vector(RB, RL, 2 * RL, MPI_INT, &rt);
-    MPI_Type_vector(RB / 2, RL, 2 * RL, MPI_INT, &half);
+    MPI_Datatype st;
+    MPI_Type_vector((int) snd.blocks, (int) snd.len, (int) snd.stride, MPI_INT, &st);
     MPI_Type_commit(&st);
-    MPI_Type_commit(&rt);
-    MPI_Type_commit(&half);
-    size_t ints = (size_t) SB * SL * 2;
+    size_t ints = (size_t) snd.blocks * (size_t) snd.stride;      /* the largest of all */
     int *b = malloc(sizeof(int) * ints);
-    for (int pass = 0; pass < 3; pass++) {     /* matched, unexpected, truncated */
+    for (int pass = 0; pass < 4; pass++) {     /* matched, unexpected, truncated, ints */
         if (rank == 0) {
             for (size_t i = 0; i < ints; i++)
                 b[i] = (int) (i * 3 + (size_t) pass);
             MT_MPI(MPI_Send(b, 1, st, last, 80 + pass, c));
         } else if (rank == last) {
+            const layout_t *l = &rcv[pass];
+            MPI_Datatype rt;
+            MPI_Type_vector((int) l->blocks, (int) l->len, (int) l->stride, MPI_INT, &rt);
+            MPI_Type_commit(&rt);
             for (size_t i = 0; i < ints; i++)
                 b[i] = -1;
             if (pass == 1) {   /* the message waits unexpected for its receive */
@@ -124,31 +138,29 @@ static void strided_layouts(void)
                 MT_MPI(MPI_Probe(0, 81, c, &ps));
             }
             MPI_Status s;
-            int rc = MPI_Recv(b, 1, pass == 2 ? half : rt, 0, 80 + pass, c, &s);
+            int rc = MPI_Recv(b, 1, rt, 0, 80 + pass, c, &s);
             int cls = MPI_SUCCESS, cnt = -1;
             MPI_Error_class(rc, &cls);
             MPI_Get_count(&s, MPI_INT, &cnt);
-            long want = pass == 2 ? (long) RB / 2 * RL : (long) RB * RL;
+            long want = l->blocks * l->len;
             MT_CHECK(cls == (pass == 2 ? MPI_ERR_TRUNCATE : MPI_SUCCESS) && cnt == want,
                      "strided rendezvous pass %d: error class %d, count %d (expected %ld)", pass,
                      cls, cnt, want);
             long bad = -1;
-            for (long k = 0; k < (long) RB * RL * 2 && bad < 0; k++) {
-                long blk = k / RL, in = k % RL, idx = blk / 2 * RL + in;
-                int sent_idx_ok = !(blk % 2) && idx < want;      /* the k-th int received */
-                long src = idx / SL * 2 * SL + idx % SL;        /* its place in the sender */
-                int expect = sent_idx_ok ? (int) (src * 3 + pass) : -1;
+            for (long k = 0; k < (long) ints && bad < 0; k++) {
+                long idx = layout_index(l, k);
+                long src = idx < 0 ? 0 : idx / snd.len * snd.stride + idx % snd.len;
+                int expect = idx < 0 ? -1 : (int) (src * 3 + pass);
                 if (b[k] != expect)
                     bad = k;
             }
             MT_CHECK(bad < 0, "strided rendezvous pass %d: int %ld is %d", pass, bad,
                      bad >= 0 ? b[bad] : 0);
+            MPI_Type_free(&rt);
         }
     }
     free(b);
     MPI_Type_free(&st);
-    MPI_Type_free(&rt);
-    MPI_Type_free(&half);
     MPI_Comm_free(&c);
 }
 
