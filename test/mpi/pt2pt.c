@@ -38,6 +38,7 @@
  *                              wait to sleep in: 1-2% when they napped) */
 #define _POSIX_C_SOURCE 200809L /* nanosleep, sysconf, getrusage */
 #include "mt.h"
+#include <stdint.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
