@@ -399,9 +399,11 @@ static void *gather_list(uint32_t node, const void *data, MPI_Aint count, MPI_Da
                          MPI_Aint data_sz)
 {
     glex_fabric_t *f = MPIDI_GLEX_global.fabric;
-    MPI_Aint niov = 0, got = 0;
-    if (node == glex_fabric_node(f) || !glex_fabric_same_host(f, node) ||
-        glex_fabric_params(f)->vtime ||
+    MPI_Aint niov = 0, got = 0, density;
+    /* the type's own average piece first: walking it for the count costs */
+    MPIR_Datatype_get_density(datatype, density);
+    if (density < SGL_SOURCE_PIECE_MIN || node == glex_fabric_node(f) ||
+        !glex_fabric_same_host(f, node) || glex_fabric_params(f)->vtime ||
         MPIR_Typerep_iov_len(count, datatype, data_sz, &niov) != MPI_SUCCESS || niov <= 0 ||
         niov > SGL_PIECES_MAX || data_sz / niov < SGL_SOURCE_PIECE_MIN)
         return NULL;
@@ -999,9 +1001,11 @@ int MPIDI_GLEX_lmt_read_typed(uint32_t node, uint64_t addr, uint64_t n, void *bu
                               MPI_Aint count, MPI_Datatype datatype, int *done)
 {
     int mpi_errno = MPI_SUCCESS;
-    MPI_Aint niov = 0, got = 0;
+    MPI_Aint niov = 0, got = 0, density;
     *done = 0;
-    if (!n || MPIR_Typerep_iov_len(count, datatype, (MPI_Aint) n, &niov) != MPI_SUCCESS ||
+    MPIR_Datatype_get_density(datatype, density);
+    if (!n || density < SGL_PIECE_MIN ||
+        MPIR_Typerep_iov_len(count, datatype, (MPI_Aint) n, &niov) != MPI_SUCCESS ||
         niov <= 0 || niov > SGL_PIECES_MAX || n / (uint64_t) niov < SGL_PIECE_MIN)
         return MPI_SUCCESS;
     struct iovec *iov = MPL_malloc((size_t) niov * sizeof *iov, MPL_MEM_BUFFER);
