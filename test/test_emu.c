@@ -898,8 +898,8 @@ static int rank_published(glex_tctx_t *c)
     if (from_rank1(c, w))
         glex_case_fail(c, id, "barrier: %s", glex_last_error());
     id = glex_case(c, "a scatter-gather get: three pieces of the peer's memory into 1350 "
-                      "pieces here (two batches), in order; bad lists, itself and a node "
-                      "out of range refused");
+                      "pieces here (two batches), in order, and from a byte offset into them; "
+                      "bad lists, itself and a node out of range refused");
     if (c->rank == 0) {
         uint64_t base = (uint64_t)w[0], moved = 0;
         struct iovec rem[3] = { { (void *)(uintptr_t)(base + 100), 300 },
@@ -910,7 +910,7 @@ static int rank_published(glex_tctx_t *c)
         memset(buf, 0, sizeof buf);
         for (int k = 0; k < NL; k++)
             loc[k] = (struct iovec){ buf + 2 * k, 1 };
-        int rc = glex_vp_get_sgl(c->vp, 1, rem, 3, loc, NL, &moved);
+        int rc = glex_vp_get_sgl(c->vp, 1, rem, 3, 0, loc, NL, &moved);
         if (rc || moved != NL)
             glex_case_fail(c, id, "rc %d moved %llu: %s", rc, (unsigned long long)moved,
                            glex_last_error());
@@ -923,13 +923,26 @@ static int rank_published(glex_tctx_t *c)
                 break;
             }
         }
-        rc = glex_vp_get_sgl(c->vp, 1, rem, 0, loc, NL, &moved);
+        memset(buf, 0, sizeof buf); /* from byte 250 of the remote pieces on: 50 + 50 */
+        rc = glex_vp_get_sgl(c->vp, 1, rem, 3, 250, loc, 100, &moved);
+        if (rc || moved != 100)
+            glex_case_fail(c, id, "skip 250: rc %d moved %llu: %s", rc,
+                           (unsigned long long)moved, glex_last_error());
+        for (int k = 0; k < 100; k++) {
+            size_t at = k < 50 ? 350u + (size_t)k : 2000u + (size_t)k - 50;
+            if (buf[2 * k] != (uint8_t)(at * 3u + 1u)) {
+                glex_case_fail(c, id, "skip 250: piece %d is %u, expected %u", k, buf[2 * k],
+                               (uint8_t)(at * 3u + 1u));
+                break;
+            }
+        }
+        rc = glex_vp_get_sgl(c->vp, 1, rem, 0, 0, loc, NL, &moved);
         if (rc != GLEX_EINVAL || !strstr(glex_last_error(), "1..1048576 pieces"))
             glex_case_fail(c, id, "no remote pieces: rc %d '%s'", rc, glex_last_error());
-        rc = glex_vp_get_sgl(c->vp, 0, rem, 3, loc, NL, &moved);
+        rc = glex_vp_get_sgl(c->vp, 0, rem, 3, 0, loc, NL, &moved);
         if (rc != GLEX_ENOTSUP || !strstr(glex_last_error(), "another node of this host"))
             glex_case_fail(c, id, "itself: rc %d '%s'", rc, glex_last_error());
-        rc = glex_vp_get_sgl(c->vp, 9, rem, 3, loc, NL, &moved);
+        rc = glex_vp_get_sgl(c->vp, 9, rem, 3, 0, loc, NL, &moved);
         if (rc != GLEX_EINVAL || !strstr(glex_last_error(), "allowed nodes 0..1"))
             glex_case_fail(c, id, "node 9: rc %d '%s'", rc, glex_last_error());
     }

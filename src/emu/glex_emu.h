@@ -378,9 +378,9 @@ int glex_vp_post_put_mp(glex_vp_t *vp, uint32_t dest_id, uint32_t dest_vp, const
 int glex_vp_atomic_cas(glex_vp_t *vp, uint32_t dest_id, uint64_t remote_addr, uint64_t expect,
                        uint64_t desire, uint64_t *old);
 /* A scatter-gather RDMA get, executed as the call is made: the bytes of the
- * nr pieces remote[] of node dest_id's memory, in order, into the nl pieces
- * local[] of this process, in order, up to the shorter list's total (*moved
- * gets the bytes) - a NIC's descriptor with a scatter-gather list on each
+ * nr pieces remote[] of node dest_id's memory, in order, from byte skip of
+ * them on, into the nl pieces local[] of this process, in order, up to the
+ * shorter list's total (*moved gets the bytes) - a NIC's descriptor with a scatter-gather list on each
  * side; here one cross-memory read per up to 1024 pieces of each.  GLEX_OK;
  * GLEX_ENOTSUP when dest_id is this node or on another host, or in virtual
  * time (nothing done); GLEX_EINVAL for bad arguments (a list NULL or of 0
@@ -388,7 +388,7 @@ int glex_vp_atomic_cas(glex_vp_t *vp, uint32_t dest_id, uint64_t remote_addr, ui
  * a descriptor posted and executed. */
 #define GLEX_SGL_MAX (1u << 20)
 int glex_vp_get_sgl(glex_vp_t *vp, uint32_t dest_id, const struct iovec *remote, uint32_t nr,
-                    const struct iovec *local, uint32_t nl, uint64_t *moved);
+                    uint64_t skip, const struct iovec *local, uint32_t nl, uint64_t *moved);
 /* Posting a descriptor list by reference.  A NIC fetches descriptors from
  * host memory by DMA: the host writes one DQ entry naming the list and its
  * registers, and the engine reads each descriptor when it starts it.  The

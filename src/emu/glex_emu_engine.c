@@ -1769,19 +1769,26 @@ static void sgl_advance(const struct iovec *v, uint32_t nv, uint32_t *i, size_t 
         ++*i, *off = 0;
 }
 
+/* the process of node, when it is attached and alive (cross-memory attach); else 0 */
+static pid_t attached_pid(glex_fabric_t *f, uint32_t node)
+{
+    pid_t pid = atomic_load(&glex_node_shm(f, node)->pid);
+    return pid > 0 && atomic_load(&glex_node_shm(f, node)->state) == GLEX_NODE_ALIVE ? pid : 0;
+}
+
 int glex_engine_get_sgl(glex_vp_t *vp, uint32_t dest_id, const struct iovec *r, uint32_t nr,
-                        const struct iovec *l, uint32_t nl, uint64_t *moved)
+                        uint64_t skip, const struct iovec *l, uint32_t nl, uint64_t *moved)
 {
     glex_fabric_t *f = vp->f;
-    glex_node_shm_t *peer = glex_node_shm(f, dest_id);
-    pid_t pid = atomic_load(&peer->pid);
-    if (pid <= 0 || atomic_load(&peer->state) != GLEX_NODE_ALIVE)
+    pid_t pid = attached_pid(f, dest_id);
+    if (!pid)
         return glex_error(GLEX_ENOENT, "scatter-gather get from node %u: node is not attached",
                           dest_id);
     struct iovec rb[SGL_BATCH], lb[SGL_BATCH];
     uint32_t ri = 0, li = 0;
     size_t roff = 0, loff = 0;
     uint64_t total = 0;
+    sgl_advance(r, nr, &ri, &roff, (size_t)skip);
     for (;;) {
         uint32_t rk = sgl_batch(r, nr, ri, roff, rb), lk = sgl_batch(l, nl, li, loff, lb);
         if (!rk || !lk)
@@ -1947,8 +1954,8 @@ static int step_rdma(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d)
             glex_copy(win, local, d->length);
         goto done;
     }
-    pid_t pid = atomic_load(&glex_node_shm(f, d->dest_id)->pid);
-    if (pid <= 0 || atomic_load(&glex_node_shm(f, d->dest_id)->state) != GLEX_NODE_ALIVE)
+    pid_t pid = attached_pid(f, d->dest_id);
+    if (!pid)
         return glex_error(GLEX_ENOENT, "RDMA to node %u: node is not attached", d->dest_id);
     uint64_t done = 0;
     while (done < d->length) {

@@ -730,10 +730,11 @@ int glex_engine_post_mp_now(glex_vp_t *vp, uint32_t dest_id, uint32_t dest_vp,
 int glex_engine_post_put_mp_now(glex_vp_t *vp, uint32_t dest_id, uint32_t dest_vp,
                                 const void *src, uint64_t remote, uint64_t len,
                                 const glex_piece_t *p, uint32_t n, uint32_t plen, uint64_t cookie);
+/* glex_vp_get_sgl once its arguments are checked */
+int glex_engine_get_sgl(glex_vp_t *vp, uint32_t dest_id, const struct iovec *remote, uint32_t nr,
+                        uint64_t skip, const struct iovec *local, uint32_t nl, uint64_t *moved);
 /* glex_vp_atomic_cas on a node of this host: 1 done (*old set), 0 when the
  * word is not in registered memory */
-int glex_engine_get_sgl(glex_vp_t *vp, uint32_t dest_id, const struct iovec *remote, uint32_t nr,
-                        const struct iovec *local, uint32_t nl, uint64_t *moved);
 int glex_engine_atomic_cas(glex_vp_t *vp, uint32_t dest_id, uint64_t addr, uint64_t expect,
                            uint64_t desire, uint64_t *old);
 /* 1 when this process runs an engine thread (GLEX_ENGINE_THREAD=1) */

@@ -298,7 +298,7 @@ int glex_vp_atomic_cas(glex_vp_t *vp, uint32_t dest_id, uint64_t remote_addr, ui
 }
 
 int glex_vp_get_sgl(glex_vp_t *vp, uint32_t dest_id, const struct iovec *remote, uint32_t nr,
-                    const struct iovec *local, uint32_t nl, uint64_t *moved)
+                    uint64_t skip, const struct iovec *local, uint32_t nl, uint64_t *moved)
 {
     if (!vp || !remote || !local || !moved || !nr || !nl || nr > GLEX_SGL_MAX ||
         nl > GLEX_SGL_MAX || dest_id >= vp->f->nnodes)
@@ -310,7 +310,7 @@ int glex_vp_get_sgl(glex_vp_t *vp, uint32_t dest_id, const struct iovec *remote,
         return glex_error(GLEX_ENOTSUP,
                           "scatter-gather get from node %u: only from another node of this "
                           "host, in real time", dest_id);
-    return glex_engine_get_sgl(vp, dest_id, remote, nr, local, nl, moved);
+    return glex_engine_get_sgl(vp, dest_id, remote, nr, skip, local, nl, moved);
 }
 
 /* GLEX_VTIME: move the ring's entry with the earliest virtual time (a uint64

@@ -223,9 +223,14 @@ static void rdma_init(glex_desc_t * d, uint32_t node, uint64_t local, uint64_t r
 #define PACK_HDR 64     /* the buffer's capacity, in a header of a cache line */
 static void *pack_kept;
 
+static size_t pack_cap(const void *p)
+{
+    return *(const size_t *) ((const char *) p - PACK_HDR);
+}
+
 static void *pack_alloc(size_t n)
 {
-    if (pack_kept && *(size_t *) ((char *) pack_kept - PACK_HDR) >= n) {
+    if (pack_kept && pack_cap(pack_kept) >= n) {
         void *p = pack_kept;
         pack_kept = NULL;
         return p;
@@ -241,9 +246,8 @@ static void pack_free(void *p)
 {
     if (!p)
         return;
-    size_t cap = *(size_t *) ((char *) p - PACK_HDR);
-    if (cap <= PACK_KEEP_MAX &&
-        (!pack_kept || *(size_t *) ((char *) pack_kept - PACK_HDR) < cap)) {
+    size_t cap = pack_cap(p);
+    if (cap <= PACK_KEEP_MAX && (!pack_kept || pack_cap(pack_kept) < cap)) {
         void *old = pack_kept;
         pack_kept = p;
         p = old;
@@ -390,32 +394,50 @@ int MPIDI_GLEX_send_inline(uint32_t node, int handler_id, const void *am_hdr, MP
  * pieces, read by the receiver's NIC before their data. */
 #define SGL_ADDR ((uint64_t) 1 << 63)
 
+/* n pieces holding bytes, worth a scatter-gather list at min bytes a piece */
+static int pieces_pay(uint64_t bytes, MPI_Aint n, uint64_t min)
+{
+    return bytes && n > 0 && n <= SGL_PIECES_MAX && bytes / (uint64_t) n >= min;
+}
+
+/* The pieces of the first bytes of (buf, count, datatype), at list[skip..]
+ * of a list from pack_alloc (the caller's to pack_free; *n pieces), when
+ * they average min bytes or more: else NULL.  The type's own average piece
+ * is looked at first: walking the type to count them costs. */
+static struct iovec *typed_pieces(const void *buf, MPI_Aint count, MPI_Datatype datatype,
+                                  MPI_Aint bytes, uint64_t min, MPI_Aint skip, MPI_Aint * n)
+{
+    MPI_Aint niov = 0, got = 0, density;
+    MPIR_Datatype_get_density(datatype, density);
+    if ((uint64_t) density < min ||
+        MPIR_Typerep_iov_len(count, datatype, bytes, &niov) != MPI_SUCCESS ||
+        !pieces_pay((uint64_t) bytes, niov, min))
+        return NULL;
+    struct iovec *l = pack_alloc((size_t) (niov + skip) * sizeof *l);
+    if (l && (MPIR_Typerep_to_iov_offset(buf, count, datatype, 0, l + skip, niov, &got) !=
+              MPI_SUCCESS || got != niov)) {
+        pack_free(l);
+        l = NULL;
+    }
+    *n = niov;
+    return l;
+}
+
 /* A non-contiguous rendezvous to a process of this host, in real time,
- * whose pieces are few and large enough: its scatter-gather list (in a
- * buffer of pack_alloc, freed with the request), so that the receiver's
- * NIC reads the data from where it lies, no packed copy made.  NULL when
- * not (the caller packs). */
+ * whose pieces are few and large enough: its scatter-gather list (freed
+ * with the request), so that the receiver's NIC reads the data from where
+ * it lies, no packed copy made.  NULL when not (the caller packs). */
 static void *gather_list(uint32_t node, const void *data, MPI_Aint count, MPI_Datatype datatype,
                          MPI_Aint data_sz)
 {
     glex_fabric_t *f = MPIDI_GLEX_global.fabric;
-    MPI_Aint niov = 0, got = 0, density;
-    /* the type's own average piece first: walking it for the count costs */
-    MPIR_Datatype_get_density(datatype, density);
-    if (density < SGL_SOURCE_PIECE_MIN || node == glex_fabric_node(f) ||
-        !glex_fabric_same_host(f, node) || glex_fabric_params(f)->vtime ||
-        MPIR_Typerep_iov_len(count, datatype, data_sz, &niov) != MPI_SUCCESS || niov <= 0 ||
-        niov > SGL_PIECES_MAX || data_sz / niov < SGL_SOURCE_PIECE_MIN)
+    MPI_Aint niov = 0;
+    if (node == glex_fabric_node(f) || !glex_fabric_same_host(f, node) ||
+        glex_fabric_params(f)->vtime)
         return NULL;
-    struct iovec *l = pack_alloc((size_t) (niov + 1) * sizeof *l);
-    if (!l)
-        return NULL;
-    if (MPIR_Typerep_to_iov_offset(data, count, datatype, 0, l + 1, niov, &got) !=
-        MPI_SUCCESS || got != niov) {
-        pack_free(l);
-        return NULL;
-    }
-    l[0] = (struct iovec) { NULL, (size_t) niov };
+    struct iovec *l = typed_pieces(data, count, datatype, data_sz, SGL_SOURCE_PIECE_MIN, 1, &niov);
+    if (l)
+        l[0] = (struct iovec) { NULL, (size_t) niov };
     return l;
 }
 
@@ -890,30 +912,18 @@ int MPIDI_GLEX_lmt_read_staged(uint32_t node, uint64_t addr, uint64_t n,
     if (!own)
         lmt_stage_busy = 1;
     struct iovec one, *src = NULL;
-    uint32_t nr = 0, si = 0;
-    size_t soff = 0;
+    uint32_t nr = 0;
     mpi_errno = source_pieces(node, addr, n, &one, &src, &nr);
     for (uint64_t off = 0; off < n && !mpi_errno;) {
         uint64_t len = MPL_MIN(n - off, room);
-        if (addr & SGL_ADDR) {  /* the sender's pieces that fill this stage */
-            struct iovec *first = src + si, keep = src[si];
-            first->iov_base = (char *) first->iov_base + soff;
-            first->iov_len -= soff;
-            uint32_t k = 0;
-            uint64_t got = 0, moved = 0;
-            while (si + k < nr && got < len)
-                got += src[si + k++].iov_len;
+        if (addr & SGL_ADDR) {  /* the sender's pieces, from byte off on */
             struct iovec into = { stage, (size_t) len };
-            int rc = glex_vp_get_sgl(MPIDI_GLEX_global.am_vp, node, first, k, &into, 1, &moved);
-            *first = keep;
+            uint64_t moved = 0;
+            int rc = glex_vp_get_sgl(MPIDI_GLEX_global.am_vp, node, src, nr, off, &into, 1,
+                                     &moved);
             if (rc != GLEX_OK || moved != len)
                 MPIR_ERR_SETANDSTMT1(mpi_errno, MPI_ERR_OTHER, break, "**fail", "**fail %s",
                                      glex_last_error());
-            /* the cursor past len bytes */
-            uint64_t skip = len + soff;
-            while (si < nr && skip >= src[si].iov_len)
-                skip -= src[si++].iov_len;
-            soff = (size_t) skip;
         } else {
             mpi_errno = rdma_read(node, addr + off, stage, len);
         }
@@ -982,7 +992,7 @@ static int read_into_iov(uint32_t node, uint64_t addr, uint64_t n, const struct 
     *done = 0;
     mpi_errno = source_pieces(node, addr, n, &one, &src, &nr);
     MPIR_ERR_CHECK(mpi_errno);
-    int rc = glex_vp_get_sgl(MPIDI_GLEX_global.am_vp, node, src, nr, iov, (uint32_t) niov,
+    int rc = glex_vp_get_sgl(MPIDI_GLEX_global.am_vp, node, src, nr, 0, iov, (uint32_t) niov,
                              &moved);
     if (rc == GLEX_ENOTSUP && !(addr & SGL_ADDR))
         goto fn_exit;
@@ -1001,27 +1011,20 @@ int MPIDI_GLEX_lmt_read_typed(uint32_t node, uint64_t addr, uint64_t n, void *bu
                               MPI_Aint count, MPI_Datatype datatype, int *done)
 {
     int mpi_errno = MPI_SUCCESS;
-    MPI_Aint niov = 0, got = 0, density;
+    MPI_Aint niov = 0;
     *done = 0;
-    MPIR_Datatype_get_density(datatype, density);
-    if (!n || density < SGL_PIECE_MIN ||
-        MPIR_Typerep_iov_len(count, datatype, (MPI_Aint) n, &niov) != MPI_SUCCESS ||
-        niov <= 0 || niov > SGL_PIECES_MAX || n / (uint64_t) niov < SGL_PIECE_MIN)
-        return MPI_SUCCESS;
-    struct iovec *iov = MPL_malloc((size_t) niov * sizeof *iov, MPL_MEM_BUFFER);
-    if (!iov)
-        return MPI_SUCCESS;     /* the staged read needs less */
-    mpi_errno = MPIR_Typerep_to_iov_offset(buf, count, datatype, 0, iov, niov, &got);
-    if (!mpi_errno && got > 0)
-        mpi_errno = read_into_iov(node, addr, n, iov, got, done);
-    MPL_free(iov);
+    struct iovec *iov = n ? typed_pieces(buf, count, datatype, (MPI_Aint) n, SGL_PIECE_MIN, 0,
+                                         &niov) : NULL;
+    if (iov)    /* else the staged read */
+        mpi_errno = read_into_iov(node, addr, n, iov, niov, done);
+    pack_free(iov);
     return mpi_errno;
 }
 
 void MPIDI_GLEX_am_buffers_free(void)
 {
     if (pack_kept)
-        MPL_free((char *) pack_kept - PACK_HDR);
+        MPL_free((char *) pack_kept - PACK_HDR);    /* pack_free would keep it */
     pack_kept = NULL;
     MPL_free(lmt_stage);
     lmt_stage = NULL;
@@ -1068,7 +1071,7 @@ static int lmt_recv(MPIR_Request * rreq)
             room += (MPI_Aint) iov[i].iov_len;
         MPI_Aint n = MPL_MIN(in_sz, room);
         int done = 0;
-        if (n && data_sz <= SGL_PIECES_MAX && n / data_sz >= SGL_PIECE_MIN)
+        if (pieces_pay((uint64_t) n, data_sz, SGL_PIECE_MIN))
             mpi_errno = read_into_iov(node, addr, (uint64_t) n, iov, data_sz, &done);
         if (!done && !mpi_errno && !(addr & SGL_ADDR) && data_sz > 0 &&
             n / data_sz >= LMT_IOV_MIN) {
