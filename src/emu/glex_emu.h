@@ -16,7 +16,7 @@
 extern "C" {
 #endif
 
-#define GLEX_ABI_VERSION 16u
+#define GLEX_ABI_VERSION 17u
 
 /* ---- error codes (all negative; 0 is success) ---- */
 enum {

@@ -76,7 +76,9 @@ typedef struct glex_pkt_hdr {
     uint16_t len;
     _Atomic uint8_t state; /* GLEX_SLOT_*: claimed by CAS, published with release */
     _Atomic uint8_t waiter; /* a sender waits to insert this key again: ring it at take */
-} glex_pkt_hdr_t; /* 16 bytes; payload follows */
+    uint8_t probes;         /* the slots its sender looked at to place it (counted as it leaves) */
+} glex_pkt_hdr_t; /* 24 bytes; payload follows */
+_Static_assert(sizeof(glex_pkt_hdr_t) == 24, "a slot's header");
 
 /* a DATA packet with this fragment number announces a pulsed send's size
  * to a receiver that waits for an inline packet (sizes differ) */
@@ -120,13 +122,17 @@ int glex_vtime_model_load(glex_vtime_model_t *m);
 void glex_vtime_model_shape(glex_vtime_model_t *m, uint32_t nnodes);
 
 /* ---- shared memory structures ---- */
-/* Two lines: the first is written by the nodes that send packets or eager
- * data into the unit (and by the owner as it empties slots), the second
- * by the owner's engine alone, so a task's start does not take a sender's
- * line. */
+/* Three lines: the first is written by the nodes that send packets or
+ * eager data into the unit (and by the owner as it empties slots), the
+ * second by the owner's engine alone, so a task's start does not take a
+ * sender's line, and the third counts packets as they leave the buffer
+ * (the owner's takes and purges, a full buffer's sweep), so a sender's
+ * insert writes the first line once (its slot count) and no counter the
+ * owner writes at the same moment. */
 typedef struct glex_unit_shm {
     _Alignas(64) _Atomic uint32_t used; /* table slots claimed */
-    _Atomic uint64_t packets_buffered, hash_probes, table_high_water;
+    _Atomic uint64_t probes_failed;     /* hash probes of inserts that found no room */
+    _Atomic uint64_t table_high_water;
     _Atomic uint64_t eager_bits; /* eager pages taken (bit i: eager_first_page + i) */
     _Atomic uint64_t eager_taken, eager_asked; /* eager messages, and those that found no room */
     _Atomic uint64_t stale_dropped; /* packets of failed tasks swept from a full table */
@@ -135,8 +141,13 @@ typedef struct glex_unit_shm {
     _Atomic uint64_t ram_high_water, credit_stalls, trigger_waits, tasks_admitted;
     _Atomic uint64_t ram_used; /* bytes of RAM lent (guaranteed, pool, eager), for high water */
     _Atomic uint64_t dma_reads; /* pulses of offered halves this NIC read itself */
+    /* packets gone out of the buffer, and the hash probes their senders
+     * made to place them (carried in the slot): packets buffered = these
+     * + the slots in use */
+    _Alignas(64) _Atomic uint64_t packets_left;
+    _Atomic uint64_t probes_left;
 } glex_unit_shm_t;
-_Static_assert(sizeof(glex_unit_shm_t) == 128, "a unit's two lines");
+_Static_assert(sizeof(glex_unit_shm_t) == 192, "a unit's three lines");
 
 /* The bells have a line each, apart from what peers read (pid, state): the
  * nodes that ring write them on every packet; the owner reads them only

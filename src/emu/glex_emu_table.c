@@ -107,10 +107,15 @@ static inline void bucket_slots(const glex_fabric_t *f, uint32_t b, uint32_t *lo
 static void release_slot(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_pkt_hdr_t *e,
                          uint32_t bucket, uint32_t home)
 {
+    glex_unit_shm_t *u = glex_unit_shm(f, node, unit);
+    uint8_t probes = e->probes;
     if (bucket != home)
         atomic_fetch_sub_explicit(&over_counts(f, node, unit)[home], 1, memory_order_relaxed);
     atomic_store_explicit(&e->state, GLEX_SLOT_EMPTY, memory_order_release);
-    atomic_fetch_sub_explicit(&glex_unit_shm(f, node, unit)->used, 1, memory_order_relaxed);
+    atomic_fetch_sub_explicit(&u->used, 1, memory_order_relaxed);
+    /* counted as it leaves, on the unit's third line (glex_unit_shm_t) */
+    atomic_fetch_add_explicit(&u->packets_left, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&u->probes_left, probes, memory_order_relaxed);
 }
 
 /* Empty every slot holding a packet for which drop(f, key, arg) says so;
@@ -220,6 +225,9 @@ int glex_table_insert_vt(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_ke
             return GLEX_EAGAIN; /* the caller parks, counts the stall */
         used = atomic_fetch_add_explicit(&u->used, 1, memory_order_relaxed) + 1;
     }
+    /* the high-water mark while this line is still the sender's own */
+    if (used > atomic_load_explicit(&u->table_high_water, memory_order_relaxed))
+        atomic_store_explicit(&u->table_high_water, used, memory_order_relaxed);
     int is_early = -1; /* not looked at yet */
     if (used > EARLY_SHARE(limit) && early_once(f, node, key, &is_early)) {
         atomic_fetch_sub_explicit(&u->used, 1, memory_order_relaxed);
@@ -256,7 +264,7 @@ retry:
                 if (atomic_load(&e->state) != GLEX_SLOT_FULL || !key_eq(e->key, key))
                     goto retry; /* taken meanwhile: the mark may have come too late */
                 atomic_fetch_sub_explicit(&u->used, 1, memory_order_relaxed);
-                atomic_fetch_add_explicit(&u->hash_probes, probes, memory_order_relaxed);
+                atomic_fetch_add_explicit(&u->probes_failed, probes, memory_order_relaxed);
                 return GLEX_EAGAIN;
             }
             if (st == GLEX_SLOT_EMPTY && !slot && claim &&
@@ -286,21 +294,18 @@ retry:
     }
     if (!slot) { /* every slot within reach is taken: the sender retries later */
         atomic_fetch_sub_explicit(&u->used, 1, memory_order_relaxed);
-        atomic_fetch_add_explicit(&u->hash_probes, probes, memory_order_relaxed);
+        atomic_fetch_add_explicit(&u->probes_failed, probes, memory_order_relaxed);
         return GLEX_EAGAIN;
     }
     slot->key = key;
     slot->len = (uint16_t)len;
+    slot->probes = (uint8_t)(probes < UINT8_MAX ? probes : UINT8_MAX);
     atomic_store_explicit(&slot->waiter, 0, memory_order_relaxed);
     if (len)
         glex_copy(slot + 1, payload, len);
     if (f->p.vtime)
         *slot_vt(slot, esz) = vt;
     atomic_store_explicit(&slot->state, GLEX_SLOT_FULL, memory_order_release);
-    if (used > atomic_load_explicit(&u->table_high_water, memory_order_relaxed))
-        atomic_store_explicit(&u->table_high_water, used, memory_order_relaxed);
-    atomic_fetch_add_explicit(&u->packets_buffered, 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&u->hash_probes, probes, memory_order_relaxed);
     return GLEX_OK;
 }
 

@@ -433,10 +433,12 @@ int glex_unit_counters(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_unit
         return glex_error(GLEX_EINVAL, "counters of node %u unit %u: allowed node 0..%u unit 0..%u",
                           node, unit, f->nnodes - 1, f->p.units - 1);
     glex_unit_shm_t *u = glex_unit_shm(f, node, unit);
-    c->packets_buffered = atomic_load(&u->packets_buffered);
-    c->hash_probes = atomic_load(&u->hash_probes);
-    c->table_high_water = atomic_load(&u->table_high_water);
+    /* counted as packets leave (glex_unit_shm_t): those still in the
+     * buffer count as buffered, their probes once they leave */
     c->table_used = atomic_load(&u->used);
+    c->packets_buffered = atomic_load(&u->packets_left) + c->table_used;
+    c->hash_probes = atomic_load(&u->probes_left) + atomic_load(&u->probes_failed);
+    c->table_high_water = atomic_load(&u->table_high_water);
     c->ram_high_water_kb = atomic_load(&u->ram_high_water) / 1024;
     c->credit_stalls = atomic_load(&u->credit_stalls);
     c->trigger_waits = atomic_load(&u->trigger_waits);
