@@ -712,10 +712,12 @@ static uint32_t cp_pending(glex_fabric_t *f, const glex_task_t *t)
 }
 
 /* take the CP packet (inline data) of key from this node's buffer: its
- * length, or -1; counted out of the (JobID, VP)'s pending ones */
+ * length, or -1; counted out of the (JobID, VP)'s pending ones.  Looked up
+ * once the CP counter shows packets (but inline_instead's late look), so as
+ * a packet that is in */
 static int take_cp(glex_fabric_t *f, glex_task_t *t, glex_key_t k, void *buf, uint64_t *vt)
 {
-    int len = glex_table_take_vt(f, f->node, t->unit, k, buf, GLEX_INLINE_CAP, vt);
+    int len = glex_table_take_present(f, f->node, t->unit, k, buf, GLEX_INLINE_CAP, vt);
     if (len >= 0)
         ++*cp_taken(f, t);
     return len;

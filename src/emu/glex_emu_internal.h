@@ -625,6 +625,9 @@ static inline int glex_table_insert(glex_fabric_t *f, uint32_t node, uint32_t un
 {
     return glex_table_insert_vt(f, node, unit, key, payload, len, 0);
 }
+/* the same, for a packet the caller knows is in (its CP counter counted it) */
+int glex_table_take_present(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_key_t key,
+                            void *payload, uint32_t cap, uint64_t *vt);
 static inline int glex_table_take(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_key_t key,
                                   void *payload, uint32_t cap)
 {

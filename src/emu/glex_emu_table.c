@@ -255,7 +255,20 @@ retry:
         for (uint32_t i = lo; i < hi; i++) {
             glex_pkt_hdr_t *e = entry(tab, esz, i);
             probes++;
-            uint8_t st = atomic_load_explicit(&e->state, memory_order_acquire);
+            uint8_t st = GLEX_SLOT_EMPTY;
+            /* the first slot that may be claimed is claimed by CAS alone,
+             * not read first: one request for its line, which the receiver
+             * emptying it last holds (a read, then the CAS, made two); a
+             * failed CAS leaves the slot's state in st */
+            if (!slot && claim) {
+                if (atomic_compare_exchange_strong(&e->state, &st, GLEX_SLOT_BUSY)) {
+                    slot = e;
+                    at = b;
+                    continue;
+                }
+            } else {
+                st = atomic_load_explicit(&e->state, memory_order_acquire);
+            }
             if (st == GLEX_SLOT_FULL && key_eq(e->key, key)) {
                 if (slot)
                     atomic_store_explicit(&slot->state, GLEX_SLOT_EMPTY, memory_order_release);
@@ -266,11 +279,6 @@ retry:
                 atomic_fetch_sub_explicit(&u->used, 1, memory_order_relaxed);
                 atomic_fetch_add_explicit(&u->probes_failed, probes, memory_order_relaxed);
                 return GLEX_EAGAIN;
-            }
-            if (st == GLEX_SLOT_EMPTY && !slot && claim &&
-                atomic_compare_exchange_strong(&e->state, &st, GLEX_SLOT_BUSY)) {
-                slot = e;
-                at = b;
             }
         }
         /* keys homed here may lie further on only while the over count says so */
@@ -309,8 +317,27 @@ retry:
     return GLEX_OK;
 }
 
+static int take(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_key_t key, void *payload,
+                uint32_t cap, uint64_t *vt, int present);
+
 int glex_table_take_vt(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_key_t key,
                        void *payload, uint32_t cap, uint64_t *vt)
+{
+    return take(f, node, unit, key, payload, cap, vt, 0);
+}
+
+int glex_table_take_present(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_key_t key,
+                            void *payload, uint32_t cap, uint64_t *vt)
+{
+    return take(f, node, unit, key, payload, cap, vt, 1);
+}
+
+/* present: the caller knows the packet is in (counted on its CP counter),
+ * so each slot looked at is asked for in a state to write before it is
+ * read: the claim then costs no second request for the line its sender
+ * wrote last */
+static int take(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_key_t key, void *payload,
+                uint32_t cap, uint64_t *vt, int present)
 {
     uint8_t *tab = glex_unit_table(f, node, unit);
     uint32_t esz = f->hdr->entry_size, nb = nbuckets(f);
@@ -323,6 +350,8 @@ int glex_table_take_vt(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_key_
         for (uint32_t i = lo; i < hi; i++) {
             glex_pkt_hdr_t *e = entry(tab, esz, i);
             uint8_t st = GLEX_SLOT_FULL;
+            if (present)
+                glex_prefetch_write(e);
             if (atomic_load_explicit(&e->state, memory_order_acquire) != GLEX_SLOT_FULL ||
                 !key_eq(e->key, key) ||
                 !atomic_compare_exchange_strong(&e->state, &st, GLEX_SLOT_BUSY))
