@@ -237,9 +237,63 @@ static int auto_per_cpu(glex_tctx_t *c)
     return 0;
 }
 
+/* 'auto' for a bcast of 3 ranks with a CPU each, by GLEX_BCAST_READ_KB
+ * (c->arg: its value, or NULL for auto): from that size every member's NIC
+ * reads the root's buffer (flat_read), below it binomial; auto from 8 KiB
+ * where the segment measured a DMA read of at most 2.5x a copy, else
+ * never; a 16 KiB bcast then runs right */
+static int bcast_read(glex_tctx_t *c)
+{
+    const char *setting = c->arg;
+    uint32_t cost = glex_dma_read_cost(c->f);
+    uint64_t from = setting ? (uint64_t)atoi(setting) * 1024u : cost && cost <= 250 ? 8192u : 0;
+    static uint8_t buf[65536];
+    glex_coll_args_t a = { .kind = GLEX_COLL_BCAST, .type = GLEX_UINT8, .sendbuf = buf,
+                           .recvbuf = buf, .blocking = 1 };
+    if (glex_fabric_set_job_per_cpu(c->f, 1))
+        return 1;
+    const uint64_t sizes[] = { 4096, 8192, 16384, 65536 };
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        a.count = sizes[i];
+        glex_algo_t want = from && sizes[i] >= from ? GLEX_ALGO_FLAT_READ : GLEX_ALGO_BINOMIAL;
+        int id = glex_case(c, "auto at 3 ranks, a CPU each, GLEX_BCAST_READ_KB=%s (DMA read "
+                              "%.2fx a copy): bcast %llu B %s",
+                           setting ? setting : "auto", cost / 100.0,
+                           (unsigned long long)sizes[i], glex_algo_name(want));
+        glex_algo_t got = GLEX_ALGO_AUTO;
+        if (glex_coll_resolve(c->g, &a, &got) || got != want)
+            glex_case_fail(c, id, "%s (%s)", glex_algo_name(got), glex_last_error());
+    }
+    a.count = 16384;
+    a.root = 1;
+    for (size_t i = 0; i < a.count; i++)
+        buf[i] = c->rank == 1 ? (uint8_t)(i * 7 + 3) : 0;
+    int id = glex_case(c, "GLEX_BCAST_READ_KB=%s: a 16 KiB bcast from rank 1 arrives whole",
+                       setting ? setting : "auto");
+    if (glex_coll_run(c->g, &a)) {
+        glex_case_fail(c, id, "run: %s", glex_last_error());
+        return 0;
+    }
+    for (size_t i = 0; i < a.count; i++)
+        if (buf[i] != (uint8_t)(i * 7 + 3)) {
+            glex_case_fail(c, id, "byte %zu is %u", i, buf[i]);
+            break;
+        }
+    return 0;
+}
+
 int main(void)
 {
     glex_run_group(3, NULL, run, NULL, 60, "badinput");
     glex_run_group(13, NULL, auto_per_cpu, NULL, 120, "auto per CPU");
+    static const char *const reads[] = { NULL, "0", "16" };
+    for (size_t i = 0; i < sizeof reads / sizeof reads[0]; i++) {
+        if (reads[i])
+            setenv("GLEX_BCAST_READ_KB", reads[i], 1);
+        else
+            unsetenv("GLEX_BCAST_READ_KB");
+        glex_run_group(3, NULL, bcast_read, (void *)reads[i], 60, "bcast read");
+    }
+    unsetenv("GLEX_BCAST_READ_KB");
     return tap_done();
 }

@@ -706,6 +706,11 @@ unsigned glex_nodes_on_machine(const glex_fabric_t *f);
  * moment), for choices of speed only; 0 without counting past 64 nodes on
  * this host; always 1 when the processes fit the CPUs. */
 int glex_cpu_to_spare(glex_fabric_t *f, uint32_t except);
+/* this machine's DMA read of another process's memory (cross-memory
+ * attach) against the host's copy of the same bytes, x100 (1 MiB, the best
+ * of 5 each), measured once per job when this host's segment was created:
+ * the same for every process of the host; 0 when the read is refused */
+uint32_t glex_dma_read_cost(const glex_fabric_t *f);
 
 #ifdef __cplusplus
 }

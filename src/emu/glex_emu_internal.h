@@ -299,7 +299,13 @@ typedef struct glex_shm_header {
     uint64_t off_routers, router_stride, off_links, off_groups;
     uint32_t net_k, net_levels, net_routers, net_mask_words, mc_entry_size;
     uint32_t net_level_base[GLEX_NET_MAX_LEVELS + 1]; /* first router of each level */
+    /* this machine's DMA read against a copy, x100, measured by the
+     * creator (glex_emu_calib.c); 0: the read is refused */
+    uint32_t dma_read_x100;
 } glex_shm_header_t;
+
+/* the DMA read's cost against a copy on this machine, x100 (0: refused) */
+uint32_t glex_calib_dma_read(void);
 
 /* the layout of the network part of the segment; returns its bytes */
 uint64_t glex_net_layout(glex_shm_header_t *h, const glex_params_t *p, uint32_t nnodes,

@@ -218,6 +218,30 @@ static bool flat_one_step(const glex_group_t *g, const glex_coll_args_t *a, cons
                                  (uint64_t)(g->size - 1) * bytes <= FLAT_EAGER_BUDGET);
 }
 
+/* A bcast of a few ranks on one host from this size is read by every
+ * member's NIC from the root's buffer (flat_read: one DMA read a member)
+ * instead of copied through the receiving unit's RAM (the eager path: the
+ * root's copy in, the member's copy out, both across CPUs), where this
+ * machine's DMA read costs at most BCAST_READ_COST a copy (its segment
+ * measured it, glex_dma_read_cost).  On an Intel Xeon VM (1.7): 2 ranks,
+ * 16 KiB 1.55 against 2.8 us, 64 KiB 3.2 against 9.8 (Open MPI 1.5, 3.3);
+ * 4 ranks on 2 CPUs 32 KiB 4.9-8 against 12-17.5; even at 4 KiB, slower
+ * below (the read's system call).  On an AMD EPYC VM (3-4) the read lost:
+ * 4 ranks, 8-64 KiB, 17-31 against flat's 7-15 (bench/results/2026-12-01
+ * and 2026-11-28/NOTES.md).  From 8 ranks with processes sharing CPUs the
+ * table takes flat_read at every size already; with a CPU each it is not
+ * measured here, so the trees stay. */
+#define BCAST_READ_AUTO_KB 8u
+#define BCAST_READ_COST 250u
+#define BCAST_READ_MAX_RANKS 7u
+static uint64_t bcast_read_bytes(const glex_group_t *g)
+{
+    if (g->pol.bcast_read_kb >= 0)
+        return g->pol.bcast_read_kb ? (uint64_t)g->pol.bcast_read_kb * 1024u : UINT64_MAX;
+    uint32_t cost = glex_dma_read_cost(g->f);
+    return cost && cost <= BCAST_READ_COST ? BCAST_READ_AUTO_KB * 1024u : UINT64_MAX;
+}
+
 /* the first row that matches and whose algorithm fits the call (AUTO: the
  * caller decides) */
 static glex_algo_t lookup(const glex_group_t *g, const glex_coll_args_t *a, const sel_row_t *rows,
@@ -248,6 +272,9 @@ glex_algo_t glex_algo_auto(const glex_group_t *g, const glex_coll_args_t *a)
     switch (a->kind) {
     case GLEX_COLL_BCAST:
         algo = glex_vtime_on(g->f) ? LOOKUP(bcast_vtime_rows, ppc, n, bytes) : GLEX_ALGO_AUTO;
+        if (algo == GLEX_ALGO_AUTO && n <= BCAST_READ_MAX_RANKS && bytes >= bcast_read_bytes(g) &&
+            glex_algo_fits(g, a, GLEX_ALGO_FLAT_READ))
+            algo = GLEX_ALGO_FLAT_READ;
         if (algo == GLEX_ALGO_AUTO)
             algo = LOOKUP(bcast_rows, ppc, n, bytes);
         break;
@@ -297,6 +324,7 @@ static const struct {
     { "GLEX_RDMA_KB", offsetof(glex_coll_policy_t, rdma_kb), 0, 1024, 1 },
     { "GLEX_STAGE_KB", offsetof(glex_coll_policy_t, stage_kb), 0, GLEX_STAGE_KB_MAX, 1 },
     { "GLEX_STAGE_MAP", offsetof(glex_coll_policy_t, stage_map), 0, 1, 0 },
+    { "GLEX_BCAST_READ_KB", offsetof(glex_coll_policy_t, bcast_read_kb), 0, 65536, 1 },
 };
 #define NPOLICY (sizeof policy_rows / sizeof policy_rows[0])
 
@@ -312,6 +340,7 @@ void glex_coll_policy_default(glex_coll_policy_t *p)
     p->rdma_kb = -1;
     p->stage_kb = -1;
     p->stage_map = 1;
+    p->bcast_read_kb = -1;
 }
 
 int glex_coll_policy_from_env(glex_coll_policy_t *p)

@@ -44,7 +44,7 @@ static void usage(FILE *o)
             "Schedule compiler policy (environment, see doc/user-guide.md):\n"
             "  GLEX_COLL_SEGMENT_KB (auto, 1..65536)  GLEX_COLL_PLAN_CACHE (256, 1..1000000)\n"
             "  GLEX_RDMA_KB (auto, 0..1024)  GLEX_STAGE_KB (auto, 0..4194304)\n"
-            "  GLEX_STAGE_MAP (1, 0..1)\n");
+            "  GLEX_STAGE_MAP (1, 0..1)  GLEX_BCAST_READ_KB (auto, 0..65536)\n");
 }
 
 /* a setting whose -1 means auto */
@@ -95,6 +95,11 @@ static void print_policy(const glex_coll_policy_t *p)
     printf("  staged calls             %s (GLEX_STAGE_MAP)\n",
            p->stage_map ? "reduce, allreduce, bcast; stages mapped (memfd), else by RDMA"
                         : "reduce only; its root reads the stages by RDMA");
+    if (p->bcast_read_kb == 0)
+        printf("  bcast read in place      never (GLEX_BCAST_READ_KB)\n");
+    else
+        print_budget("bcast read in place from", (int32_t)p->bcast_read_kb, "KiB",
+                     "GLEX_BCAST_READ_KB");
 }
 
 static int list_segments(void)
@@ -176,6 +181,13 @@ static int show_job(const char *job, int all)
     }
     const glex_params_t *p = glex_fabric_params(f);
     printf("Job %s: segment %s, %u nodes\n", job, glex_fabric_name(f), glex_fabric_nnodes(f));
+    uint32_t cost = glex_dma_read_cost(f);
+    if (cost)
+        printf("  DMA read of another process's 1 MiB: %.2fx the host's copy (measured when "
+               "the segment was created)\n", cost / 100.0);
+    else
+        printf("  DMA read of another process's memory: refused (cross-memory attach "
+               "not permitted)\n");
     print_params(p);
     printf("VP counters (open VPs):\n  %5s %4s %10s %10s %9s %9s %10s %10s %10s %12s %8s %8s\n",
            "node", "vp", "posted", "executed", "tasks", "failed", "pkts_sent", "pkts_recv",
