@@ -239,7 +239,8 @@ static int auto_per_cpu(glex_tctx_t *c)
 
 /* 'auto' for a bcast of 3 ranks with a CPU each, by GLEX_BCAST_READ_KB
  * (c->arg: its value, or NULL for auto): from that size every member's NIC
- * reads the root's buffer (flat_read), below it binomial; auto from 8 KiB
+ * reads the root's buffer (flat_read) up to 1 MiB, below and above it
+ * binomial; auto from 8 KiB
  * where the segment measured a DMA read of at most 2.5x a copy, else
  * never; a 16 KiB bcast then runs right */
 static int bcast_read(glex_tctx_t *c)
@@ -252,10 +253,13 @@ static int bcast_read(glex_tctx_t *c)
                            .recvbuf = buf, .blocking = 1 };
     if (glex_fabric_set_job_per_cpu(c->f, 1))
         return 1;
-    const uint64_t sizes[] = { 4096, 8192, 16384, 65536 };
+    static uint8_t big[1 << 20];
+    const uint64_t sizes[] = { 4096, 8192, 16384, 65536, 1 << 20 };
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         a.count = sizes[i];
-        glex_algo_t want = from && sizes[i] >= from ? GLEX_ALGO_FLAT_READ : GLEX_ALGO_BINOMIAL;
+        a.sendbuf = a.recvbuf = sizes[i] > sizeof buf ? big : buf;
+        glex_algo_t want = from && sizes[i] >= from && sizes[i] < (1u << 20) ? GLEX_ALGO_FLAT_READ
+                                                                             : GLEX_ALGO_BINOMIAL;
         int id = glex_case(c, "auto at 3 ranks, a CPU each, GLEX_BCAST_READ_KB=%s (DMA read "
                               "%.2fx a copy): bcast %llu B %s",
                            setting ? setting : "auto", cost / 100.0,
@@ -265,6 +269,7 @@ static int bcast_read(glex_tctx_t *c)
             glex_case_fail(c, id, "%s (%s)", glex_algo_name(got), glex_last_error());
     }
     a.count = 16384;
+    a.sendbuf = a.recvbuf = buf;
     a.root = 1;
     for (size_t i = 0; i < a.count; i++)
         buf[i] = c->rank == 1 ? (uint8_t)(i * 7 + 3) : 0;

@@ -230,8 +230,12 @@ static bool flat_one_step(const glex_group_t *g, const glex_coll_args_t *a, cons
  * 4 ranks, 8-64 KiB, 17-31 against flat's 7-15 (bench/results/2026-12-01
  * and 2026-11-28/NOTES.md).  From 8 ranks with processes sharing CPUs the
  * table takes flat_read at every size already; with a CPU each it is not
- * measured here, so the trees stay. */
+ * measured here, so the trees stay.  Up to 1 MiB: from there the binomial
+ * copy is split between both NICs (the sender's DMA writes, the receiver's
+ * reads), one read is not (2 ranks, 4 MiB 217-225 against 433-528 us; 128-512
+ * KiB even). */
 #define BCAST_READ_AUTO_KB 8u
+#define BCAST_READ_BELOW (1024u * 1024u)
 #define BCAST_READ_COST 250u
 #define BCAST_READ_MAX_RANKS 7u
 static uint64_t bcast_read_bytes(const glex_group_t *g)
@@ -273,7 +277,7 @@ glex_algo_t glex_algo_auto(const glex_group_t *g, const glex_coll_args_t *a)
     case GLEX_COLL_BCAST:
         algo = glex_vtime_on(g->f) ? LOOKUP(bcast_vtime_rows, ppc, n, bytes) : GLEX_ALGO_AUTO;
         if (algo == GLEX_ALGO_AUTO && n <= BCAST_READ_MAX_RANKS && bytes >= bcast_read_bytes(g) &&
-            glex_algo_fits(g, a, GLEX_ALGO_FLAT_READ))
+            bytes < BCAST_READ_BELOW && glex_algo_fits(g, a, GLEX_ALGO_FLAT_READ))
             algo = GLEX_ALGO_FLAT_READ;
         if (algo == GLEX_ALGO_AUTO)
             algo = LOOKUP(bcast_rows, ppc, n, bytes);
