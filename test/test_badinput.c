@@ -237,7 +237,7 @@ static int auto_per_cpu(glex_tctx_t *c)
     return 0;
 }
 
-/* 'auto' for a bcast of 3 ranks with a CPU each, by GLEX_BCAST_READ_KB
+/* 'auto' for a bcast of 3 ranks with a CPU each, by GLEX_READ_KB
  * (c->arg: its value, or NULL for auto): from that size every member's NIC
  * reads the root's buffer (flat_read) up to 1 MiB, below and above it
  * binomial; auto from 8 KiB
@@ -260,7 +260,7 @@ static int bcast_read(glex_tctx_t *c)
         a.sendbuf = a.recvbuf = sizes[i] > sizeof buf ? big : buf;
         glex_algo_t want = from && sizes[i] >= from && sizes[i] < (1u << 20) ? GLEX_ALGO_FLAT_READ
                                                                              : GLEX_ALGO_BINOMIAL;
-        int id = glex_case(c, "auto at 3 ranks, a CPU each, GLEX_BCAST_READ_KB=%s (DMA read "
+        int id = glex_case(c, "auto at 3 ranks, a CPU each, GLEX_READ_KB=%s (DMA read "
                               "%.2fx a copy): bcast %llu B %s",
                            setting ? setting : "auto", cost / 100.0,
                            (unsigned long long)sizes[i], glex_algo_name(want));
@@ -273,7 +273,7 @@ static int bcast_read(glex_tctx_t *c)
     a.root = 1;
     for (size_t i = 0; i < a.count; i++)
         buf[i] = c->rank == 1 ? (uint8_t)(i * 7 + 3) : 0;
-    int id = glex_case(c, "GLEX_BCAST_READ_KB=%s: a 16 KiB bcast from rank 1 arrives whole",
+    int id = glex_case(c, "GLEX_READ_KB=%s: a 16 KiB bcast from rank 1 arrives whole",
                        setting ? setting : "auto");
     if (glex_coll_run(c->g, &a)) {
         glex_case_fail(c, id, "run: %s", glex_last_error());
@@ -284,6 +284,36 @@ static int bcast_read(glex_tctx_t *c)
             glex_case_fail(c, id, "byte %zu is %u", i, buf[i]);
             break;
         }
+    /* a 16 KiB reduce to rank 0 (binomial: both others its children), read
+     * in place by rank 0's NIC where the setting says so: its units count
+     * two DMA reads more, else none */
+    static float in[4096], out[4096];
+    for (int i = 0; i < 4096; i++)
+        in[i] = (float)(c->rank * 1000 + i);
+    glex_coll_args_t r = { .kind = GLEX_COLL_REDUCE, .type = GLEX_FLOAT, .op = GLEX_OP_SUM,
+                           .count = 4096, .sendbuf = in, .recvbuf = out, .blocking = 1 };
+    int reads = from && 16384 >= from;
+    id = glex_case(c, "GLEX_READ_KB=%s: a 16 KiB reduce right, %s", setting ? setting : "auto",
+                   reads ? "its children read in place by the root's NIC" : "pushed to the root");
+    uint64_t before = 0, after = 0;
+    glex_unit_counters_t uc;
+    for (uint32_t u = 0; u < glex_fabric_params(c->f)->units; u++)
+        if (!glex_unit_counters(c->f, 0, u, &uc))
+            before += uc.dma_reads;
+    if (glex_coll_run(c->g, &r)) {
+        glex_case_fail(c, id, "run: %s", glex_last_error());
+        return 0;
+    }
+    for (uint32_t u = 0; u < glex_fabric_params(c->f)->units; u++)
+        if (!glex_unit_counters(c->f, 0, u, &uc))
+            after += uc.dma_reads;
+    for (int i = 0; c->rank == 0 && i < 4096; i++)
+        if (out[i] != (float)(3000 + 3 * i)) {
+            glex_case_fail(c, id, "element %d is %g", i, out[i]);
+            break;
+        }
+    if (c->rank == 0 && after - before != (reads ? 2u : 0u))
+        glex_case_fail(c, id, "%llu DMA reads at the root", (unsigned long long)(after - before));
     return 0;
 }
 
@@ -294,11 +324,11 @@ int main(void)
     static const char *const reads[] = { NULL, "0", "16" };
     for (size_t i = 0; i < sizeof reads / sizeof reads[0]; i++) {
         if (reads[i])
-            setenv("GLEX_BCAST_READ_KB", reads[i], 1);
+            setenv("GLEX_READ_KB", reads[i], 1);
         else
-            unsetenv("GLEX_BCAST_READ_KB");
+            unsetenv("GLEX_READ_KB");
         glex_run_group(3, NULL, bcast_read, (void *)reads[i], 60, "bcast read");
     }
-    unsetenv("GLEX_BCAST_READ_KB");
+    unsetenv("GLEX_READ_KB");
     return tap_done();
 }

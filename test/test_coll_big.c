@@ -398,7 +398,7 @@ static void policy_env(void)
         { "GLEX_RDMA_KB", "1025", "auto or 0..1024" },
         { "GLEX_STAGE_KB", "-1", "auto or 0..4194304" },
         { "GLEX_STAGE_MAP", "2", "range 0..1" },
-        { "GLEX_BCAST_READ_KB", "65537", "auto or 0..65536" },
+        { "GLEX_READ_KB", "65537", "auto or 0..65536" },
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         glex_coll_policy_t p;
@@ -415,14 +415,14 @@ static void policy_env(void)
     setenv("GLEX_COLL_SEGMENT_KB", "512", 1);
     setenv("GLEX_RDMA_KB", "auto", 1);
     setenv("GLEX_STAGE_KB", "0", 1);
-    setenv("GLEX_BCAST_READ_KB", "32", 1);
+    setenv("GLEX_READ_KB", "32", 1);
     int rc = glex_coll_policy_from_env(&p);
     unsetenv("GLEX_COLL_SEGMENT_KB");
     unsetenv("GLEX_RDMA_KB");
     unsetenv("GLEX_STAGE_KB");
-    unsetenv("GLEX_BCAST_READ_KB");
+    unsetenv("GLEX_READ_KB");
     tap_ok(rc == 0 && p.segment_kb == 512 && p.rdma_kb == -1 && p.stage_kb == 0 &&
-               p.stage_map == 1 && p.plan_cache == 256 && p.bcast_read_kb == 32,
+               p.stage_map == 1 && p.plan_cache == 256 && p.read_kb == 32,
            "policy from the environment: segment 512 KiB, RDMA auto, no staging, bcast read "
            "from 32 KiB, defaults kept");
     p.stage_map = 2;

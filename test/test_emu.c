@@ -291,11 +291,12 @@ static void test_descriptor_checks(void)
         case 28: d.branch = 1, d.swap_local_data = 1, d.operand_addr = d.recv_addr; break;
         case 29: d.branch = d.reduce_flag = d.swap_local_data = 1, d.count = 2; break;
         /* a read send's destinations (listed only with swap_remote_addr), a read
-         * receive's copy (no ALU), a read forward (what it read) */
+         * send combines nothing (a read receive may: the reader's ALU), a read
+         * forward (what it read) */
         case 30: d.cp = d.branch = 1, d.fanout = 2; break;
         case 31: d.cp = d.swap_remote_addr = 1, d.fanout = 3, glex_desc_srcs(&d)[2].node = 9; break;
         case 32: d.cp = d.swap_remote_addr = 1, d.fanout = GLEX_MAX_FANOUT + 1; break;
-        case 33: d.branch = d.swap_remote_addr = d.reduce_flag = 1; break;
+        case 33: d.cp = d.swap_remote_addr = d.reduce_flag = 1; break;
         case 34: d.cp = d.branch = d.swap_remote_addr = 1; break;
         default: d.ch = 0; break;
         }

@@ -19,9 +19,9 @@ GLEX_STAGE_KB=512 "$bin/glex-info" | grep -q "stage messages up to     512 KiB (
 GLEX_STAGE_MAP=2 "$bin/glex-info" 2>/tmp/glex-info.$$ >/dev/null; rc=$?
 [ $rc = 2 ] && grep -q "GLEX_STAGE_MAP=2 is invalid: allowed range 0..1" /tmp/glex-info.$$; ok $? "GLEX_STAGE_MAP out of range is reported with its range (exit 2)"
 GLEX_STAGE_MAP=0 "$bin/glex-info" | grep -q "staged calls             reduce only; its root reads the stages by RDMA (GLEX_STAGE_MAP)"; ok $? "GLEX_STAGE_MAP is shown in force"
-GLEX_BCAST_READ_KB=16 "$bin/glex-info" | grep -q "bcast read in place from 16 KiB (GLEX_BCAST_READ_KB)"; ok $? "GLEX_BCAST_READ_KB is shown in force"
-GLEX_BCAST_READ_KB=x "$bin/glex-info" 2>/tmp/glex-info.$$ >/dev/null; rc=$?
-[ $rc = 2 ] && grep -q "GLEX_BCAST_READ_KB=x is invalid: allowed auto or 0..65536" /tmp/glex-info.$$; ok $? "GLEX_BCAST_READ_KB not a number is reported with its range (exit 2)"
+GLEX_READ_KB=16 "$bin/glex-info" | grep -Eq "read in place from +16 KiB \(GLEX_READ_KB\)"; ok $? "GLEX_READ_KB is shown in force"
+GLEX_READ_KB=x "$bin/glex-info" 2>/tmp/glex-info.$$ >/dev/null; rc=$?
+[ $rc = 2 ] && grep -q "GLEX_READ_KB=x is invalid: allowed auto or 0..65536" /tmp/glex-info.$$; ok $? "GLEX_READ_KB not a number is reported with its range (exit 2)"
 "$bin/glex-info" --job no-such-job 2>/tmp/glex-info.$$ >/dev/null; rc=$?
 [ $rc = 1 ] && grep -q "no segment" /tmp/glex-info.$$; ok $? "an unknown job is reported"
 # a run long enough to be looked at (about 3 s here), read while it runs, as

@@ -229,9 +229,10 @@ typedef struct glex_src {
 /* A COLL descriptor with swap_remote_addr moves its data by the receiver's
  * DMA read (an RDMA get) instead of the sender's writes: its send offers
  * local_addr to each destination with a packet and is done once each
- * destination's NIC said it read all of it; its receive (branch = 1, no
- * reduce_flag) waits for that offer, reads the message into recv_addr, then
- * says so.  Between nodes of one host, in real time (doc/nic-model.md). */
+ * destination's NIC said it read all of it; its receive (branch = 1) waits
+ * for that offer, reads the message into recv_addr (with reduce_flag: into
+ * unit RAM a pulse at a time, each combined into recv_addr by the ALU),
+ * then says so.  Between nodes of one host, in real time (doc/nic-model.md). */
 #define GLEX_MAX_FANOUT 32u
 static inline glex_src_t *glex_desc_srcs(glex_desc_t *d) { return (glex_src_t *)(void *)d->data; }
 static inline const glex_src_t *glex_desc_srcs_c(const glex_desc_t *d)

@@ -90,12 +90,13 @@ int glex_desc_validate(const glex_fabric_t *f, uint32_t vp, const glex_desc_t *d
                       GLEX_MAX_SEQ - 1);
             }
         }
-        if (d->swap_remote_addr) { /* moved by the receiver's DMA read: a copy */
+        if (d->swap_remote_addr) { /* moved by the receiver's DMA read: a copy, or
+                                      * combined by the reader's ALU (a receive) */
             RANGE(mcast, 0, 0);
             RANGE(swap_local_vp, 0, 0);
             RANGE(src_range, 0, 0);
-            RANGE(reduce_flag, 0, 0);
             RANGE(branch, 0, 1);
+            RANGE(reduce_flag, 0, d->branch ? 1 : 0);
             if (d->cp && d->branch) /* a forward offers what it read */
                 RANGE(swap_remote_data, 1, 1);
         }

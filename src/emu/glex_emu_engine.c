@@ -1193,6 +1193,37 @@ static int read_recv_mismatch(glex_fabric_t *f, glex_task_t *t, const glex_desc_
                       "(swap_remote_addr on the receive side only)", t->job, d->recv_id);
 }
 
+/* A combining read receive (ReduceFlag): this NIC's DMA reads the next
+ * pulse of the offered buffer into its unit RAM (a credit area: the data
+ * the NIC holds) and its ALU combines it into recv_addr, the first source
+ * with operand_addr's data (SwapLocalData).  The vector crosses the CPUs
+ * once, in the reader's read, where the sender's copy into this unit's RAM
+ * and the combine out of it cross twice. */
+static int read_combine(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d,
+                        glex_unit_shm_t *u)
+{
+    size_t es = glex_type_size((glex_type_t)d->type);
+    if (!t->has_area) {
+        glex_ram_acquire(f, t->unit, t->job, t->vp->index, t->bytes, unit_share(f->eng, t),
+                         &t->area);
+        t->has_area = 1;
+        uint64_t p = t->area.bytes / es * es;
+        t->pulse = (uint32_t)(p ? p : es);
+    }
+    uint64_t off = t->r_pulled, n = t->bytes - off < t->pulse ? t->bytes - off : t->pulse;
+    uint8_t *ram = glex_unit_ram(f, f->node, t->unit) + t->area.off;
+    int rc = glex_rdma_read(f, d->recv_id, ram, t->r_src + off, n);
+    if (rc)
+        return rc;
+    glex_rdma_landed(ram, n);
+    if ((rc = apply_recv(t, d, off, ram, n, 1)))
+        return rc;
+    count_recv(t, n);
+    atomic_fetch_add_explicit(&u->dma_reads, 1, memory_order_relaxed);
+    t->r_pulled += n;
+    return GLEX_OK;
+}
+
 static int read_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, glex_unit_shm_t *u)
 {
     int work = 0, rc;
@@ -1224,8 +1255,15 @@ static int read_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
         t->r_told = 1;
         work = 1;
     }
-    if (t->r_pulled < t->bytes) /* one pulse a pass */
-        return (rc = read_pulse(f, t, d, u, t->r_pulled, DIRECT_PULSE_MAX)) ? rc : 1;
+    if (t->r_pulled < t->bytes) { /* one pulse a pass */
+        rc = d->reduce_flag ? read_combine(f, t, d, u)
+                            : read_pulse(f, t, d, u, t->r_pulled, DIRECT_PULSE_MAX);
+        return rc ? rc : 1;
+    }
+    if (t->has_area) {
+        glex_ram_release(f, t->unit, &t->area);
+        t->has_area = 0;
+    }
     /* a read receive's one CREDIT (number 0): it read the whole */
     glex_ctrl_t done = { .total = t->bytes, .src = t->r_src };
     if ((rc = grant_credit(f, t, d, u, &done, sizeof done, 0)) <= 0)

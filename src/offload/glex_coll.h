@@ -52,9 +52,10 @@ typedef struct glex_coll_policy {
     int64_t stage_kb;    /* direct path: stage calls up to, KiB   GLEX_STAGE_KB */
     int64_t stage_map;   /* direct path: stages mapped, allreduce/bcast staged too (1)
                             or reduce only, read by RDMA (0)    GLEX_STAGE_MAP */
-    int64_t bcast_read_kb; /* auto: a bcast of 2-7 ranks on one host from this size
-                              up to 1 MiB is read by every member's NIC (flat_read),
-                              0 never, 0..65536 KiB             GLEX_BCAST_READ_KB */
+    int64_t read_kb;     /* 2-7 ranks on one host: bcasts (auto: flat_read) up to
+                            1 MiB and binomial reduces with a CPU each up to 256 KiB
+                            read in place from this size; 0 never, 0..65536 KiB,
+                            auto: 8 where this machine's DMA read pays   GLEX_READ_KB */
 } glex_coll_policy_t;
 #define GLEX_STAGE_KB_MAX 4194304u /* GLEX_STAGE_KB: 4 GiB */
 void glex_coll_policy_default(glex_coll_policy_t *p);

@@ -125,6 +125,9 @@ typedef struct glex_sched {
     uint64_t tmp_bytes;
     uint32_t split; /* > 0: descriptors [0, split) are a sequence of their own,
                        run by the NIC alongside the rest (glex_plan_t) */
+    bool read;      /* a binomial reduce's steps are read transfers: each child
+                       offers its vector, its parent's NIC reads and combines it
+                       (glex_sel_read_in_place) */
 } glex_sched_t;
 
 void glex_sc_send(glex_sched_t *s, uint32_t peer, uint32_t seq, uint64_t ref, uint64_t cnt);
@@ -221,6 +224,9 @@ uint64_t glex_sel_segment_bytes(const glex_group_t *g, const glex_coll_args_t *a
 size_t glex_sel_rdma_bytes(const glex_group_t *g);
 /* direct path: is a large call of this kind and size staged? */
 int glex_sel_staged(const glex_group_t *g, glex_coll_kind_t kind, uint64_t bytes);
+/* a bcast (flat_read) or binomial reduce of bytes moved by the receiving
+ * NICs' DMA reads: a few ranks on one host, real time, GLEX_READ_KB */
+bool glex_sel_read_in_place(const glex_group_t *g, glex_coll_kind_t kind, uint64_t bytes);
 /* direct path: are stages mapped (memfd) rather than read by RDMA? */
 int glex_sel_stage_map(const glex_group_t *g);
 /* what members must agree on: a positive digest of the direct path's policy */

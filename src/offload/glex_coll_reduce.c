@@ -22,8 +22,11 @@ void glex_reduce_binomial(glex_sched_t *s, uint32_t root, uint64_t acc, uint64_t
     int nk = glex_binomial(v, n, &parent, kids, bits);
     uint32_t mybit = v ? (uint32_t)__builtin_ctz(v) : 0;
     if (nk == 0) {
-        if (parent >= 0)
-            glex_sc_send(s, REAL((uint32_t)parent), mybit, src, cnt);
+        uint32_t up = parent >= 0 ? REAL((uint32_t)parent) : 0;
+        if (parent >= 0 && s->read)
+            glex_sc_send_many(s, &up, 1, mybit, src, cnt, true);
+        else if (parent >= 0)
+            glex_sc_send(s, up, mybit, src, cnt);
         else if (src != acc && cnt)
             glex_sc_local(s, src, acc, cnt, false);
         return;
@@ -45,6 +48,8 @@ void glex_reduce_binomial(glex_sched_t *s, uint32_t root, uint64_t acc, uint64_t
             glex_sc_fwd(s, REAL(kids[i]), bits[i], REAL((uint32_t)parent), mybit, acc, cnt, true);
         else
             glex_sc_recv(s, REAL(kids[i]), bits[i], acc, cnt, true);
+        if (s->read && !s->err) /* read and combined by this NIC; a forward offers the result */
+            s->d[s->n - 1].swap_remote_addr = 1;
         if (i == 0 && own)
             glex_sc_operand(s, src);
     }
@@ -187,7 +192,9 @@ void glex_build_reduce(glex_sched_t *s, glex_algo_t algo)
         glex_reduce_dtree(s, a->root, acc, a->count, 0);
         break;
     default: {
-        /* binomial: only ranks with children accumulate; a leaf sends its buffer */
+        /* binomial: only ranks with children accumulate; a leaf sends its buffer
+         * (or offers it, to be read) */
+        s->read = glex_sel_read_in_place(s->g, GLEX_COLL_REDUCE, bytes);
         uint32_t n = s->g->size, v = (s->g->rank + n - a->root) % n, kids[32], bits[32];
         int64_t parent;
         if (!am_root && glex_binomial(v, n, &parent, kids, bits) > 0)

@@ -44,7 +44,7 @@ static void usage(FILE *o)
             "Schedule compiler policy (environment, see doc/user-guide.md):\n"
             "  GLEX_COLL_SEGMENT_KB (auto, 1..65536)  GLEX_COLL_PLAN_CACHE (256, 1..1000000)\n"
             "  GLEX_RDMA_KB (auto, 0..1024)  GLEX_STAGE_KB (auto, 0..4194304)\n"
-            "  GLEX_STAGE_MAP (1, 0..1)  GLEX_BCAST_READ_KB (auto, 0..65536)\n");
+            "  GLEX_STAGE_MAP (1, 0..1)  GLEX_READ_KB (auto, 0..65536)\n");
 }
 
 /* a setting whose -1 means auto */
@@ -95,11 +95,10 @@ static void print_policy(const glex_coll_policy_t *p)
     printf("  staged calls             %s (GLEX_STAGE_MAP)\n",
            p->stage_map ? "reduce, allreduce, bcast; stages mapped (memfd), else by RDMA"
                         : "reduce only; its root reads the stages by RDMA");
-    if (p->bcast_read_kb == 0)
-        printf("  bcast read in place      never (GLEX_BCAST_READ_KB)\n");
+    if (p->read_kb == 0)
+        printf("  read in place            never (GLEX_READ_KB)\n");
     else
-        print_budget("bcast read in place from", (int32_t)p->bcast_read_kb, "KiB",
-                     "GLEX_BCAST_READ_KB");
+        print_budget("read in place from", (int32_t)p->read_kb, "KiB", "GLEX_READ_KB");
 }
 
 static int list_segments(void)

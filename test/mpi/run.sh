@@ -41,7 +41,7 @@ valid() { # valid KIND ALGO: is ALGO a GLEX_<KIND>_ALGO value?
 nsizes=$(echo $nps | wc -w)
 nalgos=$(echo $ar_algos | wc -w)
 osu_colls="allreduce reduce bcast barrier iallreduce ireduce ibcast ibarrier"
-echo "1..$(( 6 + nsizes * (3 + nalgos) + 4 + 5 + 1 + 16 + 4 + 6 + 8 + 14 + 2 ))"
+echo "1..$(( 6 + nsizes * (3 + nalgos) + 4 + 5 + 1 + 16 + 4 + 6 + 8 + 14 + 4 ))"
 
 # shellcheck disable=SC2086
 compile $progs
@@ -118,24 +118,30 @@ for b in glex_osu glex_osu_p2p glex_md; do
     notok "compile bench/$b.c"; sed 's/^/# /' "$out/$b.cc"
   fi
 done
-# GLEX_BCAST_READ_KB: from that size auto's bcast of a few ranks is read by
+# GLEX_READ_KB: from that size auto's bcast of a few ranks is read by
 # every member's NIC (flat_read), below it binomial; 0: never; every
 # received buffer checked (glex_osu -v)
-if env GLEX_VERBOSE=1 GLEX_BCAST_READ_KB=8 timeout "$limit" "$prefix/bin/mpiexec" -n 2 \
+if env GLEX_VERBOSE=1 GLEX_READ_KB=8 timeout "$limit" "$prefix/bin/mpiexec" -n 2 \
      "$out/glex_osu" -c bcast -v -m 4:65536 -i 20 -x 2 -I 10 -X 1 >"$out/log" 2>&1 &&
    grep -q "MPI_Bcast runs binomial (offload)" "$out/log" &&
    grep -q "MPI_Bcast runs flat_read (offload)" "$out/log"; then
-  ok "GLEX_BCAST_READ_KB=8: bcasts of 8-64 KiB read in place (flat_read), smaller ones binomial, -n 2"
+  ok "GLEX_READ_KB=8: bcasts of 8-64 KiB read in place (flat_read), smaller ones binomial, -n 2"
 else
-  notok "GLEX_BCAST_READ_KB=8: bcasts of 8-64 KiB read in place"; grep glex "$out/log" | head | sed 's/^/# /'
+  notok "GLEX_READ_KB=8: bcasts of 8-64 KiB read in place"; grep glex "$out/log" | head | sed 's/^/# /'
 fi
-if env GLEX_VERBOSE=1 GLEX_BCAST_READ_KB=0 timeout "$limit" "$prefix/bin/mpiexec" -n 2 \
+if env GLEX_VERBOSE=1 GLEX_READ_KB=0 timeout "$limit" "$prefix/bin/mpiexec" -n 2 \
      "$out/glex_osu" -c bcast -v -m 4:65536 -i 20 -x 2 -I 10 -X 1 >"$out/log" 2>&1 &&
    grep -q "MPI_Bcast runs binomial (offload)" "$out/log" && ! grep -q "flat_read" "$out/log"; then
-  ok "GLEX_BCAST_READ_KB=0: every bcast binomial, -n 2"
+  ok "GLEX_READ_KB=0: every bcast binomial, -n 2"
 else
-  notok "GLEX_BCAST_READ_KB=0: every bcast binomial"; grep glex "$out/log" | head | sed 's/^/# /'
+  notok "GLEX_READ_KB=0: every bcast binomial"; grep glex "$out/log" | head | sed 's/^/# /'
 fi
+# ... and a reduce of a CPU per process from that size (up to 256 KiB) read
+# by the parent's NIC and combined: every result checked, both ways
+for k in 8 0; do
+  run "glex-osu -c reduce GLEX_READ_KB=$k (-v)" 2 GLEX_READ_KB=$k -- "$out/glex_osu" -c reduce \
+    -v -m 4:524288 -i 20 -x 2 -I 10 -X 1
+done
 # glex_osu with every result checked (-v), sizes across the mailbox/RDMA
 # boundary, few iterations
 osu="-v -m 4:1048576 -i 3 -x 1 -I 2 -X 1 -f"
