@@ -668,8 +668,24 @@ static uint64_t vt_inplace(const glex_task_t *t, const glex_desc_t *d, uint64_t 
     return vt_when(t->sev, t->nsev, d->local_addr == d->recv_addr ? off + len : t->sbytes);
 }
 
+/* A credit of this receive's size, which it will not use: a pulsed sender
+ * that announced another size, or a read send that offered its buffer (a
+ * sender of another size took another algorithm: flat_read, a read-in-place
+ * reduce), ends with its size error too instead of waiting for credit */
+static void credit_refusal(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d)
+{
+    glex_ctrl_t c = { .total = t->bytes };
+    glex_key_t k = glex_make_key(t->tag, f->node, t->vp->index, d->cp_count, d->recv_vp,
+                                 GLEX_PKT_CREDIT, 0);
+    send_pkt(f, d->recv_id, glex_job_unit(f, t->job), k, &c, sizeof c, 0);
+    glex_ring(f, d->recv_id);
+}
+
+/* a READY that is a read send's offer: its buffer, no data */
+static int is_offer(const glex_ctrl_t *c) { return c->src && !c->len && !c->dst; }
+
 /* an inline receive has waited long: did a larger, pulsed send announce
- * itself, or an eager one send its data? */
+ * itself, an eager one send its data, or a read send offer its buffer? */
 static int inline_recv_mismatch(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d)
 {
     uint32_t me = f->node, myvp = t->vp->index;
@@ -682,18 +698,17 @@ static int inline_recv_mismatch(glex_fabric_t *f, glex_task_t *t, const glex_des
     if (got >= 0) {
         if (glex_ctrl_check(f, &a, got))
             return GLEX_EINVAL;
-        glex_eager_return(f, f->node, t->unit, &a);
+        if (is_offer(&a))
+            credit_refusal(f, t, d);
+        else
+            glex_eager_return(f, f->node, t->unit, &a);
         return size_error(t, 1, a.total, t->bytes);
     }
     k = glex_make_key(t->tag, d->recv_id, d->recv_vp, d->cp_count, myvp, GLEX_PKT_DATA,
                       GLEX_FRAG_ANNOUNCE);
     if (glex_table_take(f, me, t->unit, k, &a, sizeof a) < 0)
         return 0;
-    /* answer with a credit of this receive's size: the sender fails too */
-    glex_ctrl_t c = { .total = t->bytes };
-    k = glex_make_key(t->tag, me, myvp, d->cp_count, d->recv_vp, GLEX_PKT_CREDIT, 0);
-    send_pkt(f, d->recv_id, glex_job_unit(f, t->job), k, &c, sizeof c, 0);
-    glex_ring(f, d->recv_id);
+    credit_refusal(f, t, d);
     return size_error(t, 1, a.total, t->bytes);
 }
 
@@ -790,6 +805,10 @@ static int eager_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gl
         if (got >= 0) {
             if (glex_ctrl_check(f, &c, got))
                 return GLEX_EINVAL;
+            if (is_offer(&c) && c.total != t->bytes) { /* a read send of another size */
+                credit_refusal(f, t, d);
+                return size_error(t, 1, c.total, t->bytes);
+            }
             if (c.dst || !glex_eager_area(f, c.ram_off) || c.off || c.len != c.total) {
                 glex_eager_return(f, f->node, t->unit, &c);
                 return glex_error(GLEX_EINVAL,

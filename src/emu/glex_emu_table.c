@@ -225,14 +225,15 @@ int glex_table_insert_vt(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_ke
             return GLEX_EAGAIN; /* the caller parks, counts the stall */
         used = atomic_fetch_add_explicit(&u->used, 1, memory_order_relaxed) + 1;
     }
-    /* the high-water mark while this line is still the sender's own */
-    if (used > atomic_load_explicit(&u->table_high_water, memory_order_relaxed))
-        atomic_store_explicit(&u->table_high_water, used, memory_order_relaxed);
     int is_early = -1; /* not looked at yet */
     if (used > EARLY_SHARE(limit) && early_once(f, node, key, &is_early)) {
         atomic_fetch_sub_explicit(&u->used, 1, memory_order_relaxed);
         return GLEX_EAGAIN; /* the caller parks, counts the stall */
     }
+    /* the high-water mark while this line is still the sender's own (at the
+     * end the receiver taking the packet may hold it) */
+    if (used > atomic_load_explicit(&u->table_high_water, memory_order_relaxed))
+        atomic_store_explicit(&u->table_high_water, used, memory_order_relaxed);
     uint32_t home = home_bucket(key, nb);
     _Atomic uint8_t *over = over_counts(f, node, unit);
     /* a packet of the same key still here (the sender's previous task's, not

@@ -137,6 +137,25 @@ int main(int argc, char **argv)
         /* counts differ: inline (under 256 bytes) and pulsed */
         bcast_mismatch(rank, 48, 24, "an inline count mismatch");
         bcast_mismatch(rank, 4096, 1000, "a pulsed count mismatch");
+        /* where this machine's DMA read pays (GLEX_READ_KB auto) a root of 16
+         * KiB offers its buffer to be read: a receive of another size on
+         * another path (inline, eager, a read of another size) fails with
+         * TRUNCATE and refuses the offer, so the root does not wait on */
+        bcast_mismatch(rank, 4096, 4, "a read offer against an inline receive");
+        bcast_mismatch(rank, 4096, 3000, "a read offer against a read of another size");
+        {
+            float v[4096], r[4096];
+            for (int i = 0; i < 4096; i++)
+                v[i] = (float)i;
+            /* rank 1 (a child) offers 16 KiB to be read, the root takes 4000 B */
+            int rc = MPI_Reduce(v, r, rank == 0 ? 1000 : 4096, MPI_FLOAT, MPI_SUM, 0,
+                                MPI_COMM_WORLD);
+            MT_CHECK(rank == 0 ? class_of(rc) == MPI_ERR_TRUNCATE || class_of(rc) == MPI_ERR_OTHER
+                               : class_of(rc) == MPI_SUCCESS || class_of(rc) == MPI_ERR_OTHER,
+                     "reduce of 4096 floats into 1000 at rank %d: %s", rank,
+                     class_name(class_of(rc)));
+            still_works(MPI_COMM_WORLD, "a reduce count mismatch");
+        }
         double x[2000], y[2000];
         for (int i = 0; i < 2000; i++)
             x[i] = i;
