@@ -237,6 +237,17 @@ static int auto_per_cpu(glex_tctx_t *c)
     return 0;
 }
 
+/* DMA reads node 0's units counted */
+static uint64_t node0_dma_reads(glex_tctx_t *c)
+{
+    uint64_t n = 0;
+    glex_unit_counters_t uc;
+    for (uint32_t u = 0; u < glex_fabric_params(c->f)->units; u++)
+        if (!glex_unit_counters(c->f, 0, u, &uc))
+            n += uc.dma_reads;
+    return n;
+}
+
 /* 'auto' for a bcast of 3 ranks with a CPU each, by GLEX_READ_KB
  * (c->arg: its value, or NULL for auto): from that size every member's NIC
  * reads the root's buffer (flat_read) up to 1 MiB, below and above it
@@ -295,18 +306,12 @@ static int bcast_read(glex_tctx_t *c)
     int reads = from && 16384 >= from;
     id = glex_case(c, "GLEX_READ_KB=%s: a 16 KiB reduce right, %s", setting ? setting : "auto",
                    reads ? "its children read in place by the root's NIC" : "pushed to the root");
-    uint64_t before = 0, after = 0;
-    glex_unit_counters_t uc;
-    for (uint32_t u = 0; u < glex_fabric_params(c->f)->units; u++)
-        if (!glex_unit_counters(c->f, 0, u, &uc))
-            before += uc.dma_reads;
+    uint64_t before = node0_dma_reads(c);
     if (glex_coll_run(c->g, &r)) {
         glex_case_fail(c, id, "run: %s", glex_last_error());
         return 0;
     }
-    for (uint32_t u = 0; u < glex_fabric_params(c->f)->units; u++)
-        if (!glex_unit_counters(c->f, 0, u, &uc))
-            after += uc.dma_reads;
+    uint64_t after = node0_dma_reads(c);
     for (int i = 0; c->rank == 0 && i < 4096; i++)
         if (out[i] != (float)(3000 + 3 * i)) {
             glex_case_fail(c, id, "element %d is %g", i, out[i]);

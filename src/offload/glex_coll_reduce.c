@@ -13,6 +13,15 @@ void glex_reduce_dtree(glex_sched_t *s, uint32_t root, uint64_t acc, uint64_t cn
 #define SEQ_PAIR_IN 0u   /* extra rank folds its data into its partner */
 #define SEQ_PAIR_OUT 31u /* partner returns the result to the extra rank */
 
+/* the step just emitted moves by its receiver's DMA read (s->read): a
+ * send offers its buffer, a receive reads and combines, a forward offers
+ * what it combined */
+static void as_read(glex_sched_t *s)
+{
+    if (s->read && !s->err)
+        s->d[s->n - 1].swap_remote_addr = 1;
+}
+
 /* binomial reduce of src into acc at virtual root 0 */
 void glex_reduce_binomial(glex_sched_t *s, uint32_t root, uint64_t acc, uint64_t src,
                           uint64_t cnt)
@@ -22,12 +31,10 @@ void glex_reduce_binomial(glex_sched_t *s, uint32_t root, uint64_t acc, uint64_t
     int nk = glex_binomial(v, n, &parent, kids, bits);
     uint32_t mybit = v ? (uint32_t)__builtin_ctz(v) : 0;
     if (nk == 0) {
-        uint32_t up = parent >= 0 ? REAL((uint32_t)parent) : 0;
-        if (parent >= 0 && s->read)
-            glex_sc_send_many(s, &up, 1, mybit, src, cnt, true);
-        else if (parent >= 0)
-            glex_sc_send(s, up, mybit, src, cnt);
-        else if (src != acc && cnt)
+        if (parent >= 0) {
+            glex_sc_send(s, REAL((uint32_t)parent), mybit, src, cnt);
+            as_read(s);
+        } else if (src != acc && cnt)
             glex_sc_local(s, src, acc, cnt, false);
         return;
     }
@@ -48,8 +55,7 @@ void glex_reduce_binomial(glex_sched_t *s, uint32_t root, uint64_t acc, uint64_t
             glex_sc_fwd(s, REAL(kids[i]), bits[i], REAL((uint32_t)parent), mybit, acc, cnt, true);
         else
             glex_sc_recv(s, REAL(kids[i]), bits[i], acc, cnt, true);
-        if (s->read && !s->err) /* read and combined by this NIC; a forward offers the result */
-            s->d[s->n - 1].swap_remote_addr = 1;
+        as_read(s);
         if (i == 0 && own)
             glex_sc_operand(s, src);
     }

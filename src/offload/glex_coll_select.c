@@ -74,6 +74,14 @@ int glex_algo_parse(glex_coll_kind_t k, const char *s, glex_algo_t *out)
 
 /* ---- fitting and the auto table ---- */
 
+/* read transfers (flat_read, a reduce read in place): the NICs' reads
+ * reach this host's memory; virtual time models the pushed protocol it was
+ * calibrated with */
+static bool read_transfers_fit(const glex_group_t *g)
+{
+    return g->size >= 2 && g->nhosts <= 1 && !glex_vtime_on(g->f);
+}
+
 bool glex_algo_fits(const glex_group_t *g, const glex_coll_args_t *a, glex_algo_t algo)
 {
     uint32_t n = g->size;
@@ -96,9 +104,8 @@ bool glex_algo_fits(const glex_group_t *g, const glex_coll_args_t *a, glex_algo_
     case GLEX_ALGO_FLAT: /* one inline packet a member, one counter trigger (16 sources) */
         return glex_flat_fits(g, a->kind == GLEX_COLL_BARRIER ? 0
                                                                : a->count * glex_type_size(a->type));
-    case GLEX_ALGO_FLAT_READ: /* the NICs' reads reach this host's memory; virtual time
-                                 models the pushed protocol it was calibrated with */
-        return n >= 2 && g->nhosts <= 1 && !glex_vtime_on(g->f);
+    case GLEX_ALGO_FLAT_READ:
+        return read_transfers_fit(g);
     case GLEX_ALGO_MULTICAST: /* the group's tree set up or not tried yet, every member a
                                  node of its own, at most 32 descriptors (SeqIDs) */
         return g->mcast_state >= 0 && g->mcast_shape &&
@@ -222,7 +229,7 @@ static bool flat_one_step(const glex_group_t *g, const glex_coll_args_t *a, cons
  * member's NIC from the root's buffer (flat_read: one DMA read a member)
  * instead of copied through the receiving unit's RAM (the eager path: the
  * root's copy in, the member's copy out, both across CPUs), where this
- * machine's DMA read costs at most BCAST_READ_COST a copy (its segment
+ * machine's DMA read costs at most READ_COST a copy (its segment
  * measured it, glex_dma_read_cost).  On an Intel Xeon VM (1.7): 2 ranks,
  * 16 KiB 1.55 against 2.8 us, 64 KiB 3.2 against 9.8 (Open MPI 1.5, 3.3);
  * 4 ranks on 2 CPUs 32 KiB 4.9-8 against 12-17.5; even at 4 KiB, slower
@@ -234,16 +241,16 @@ static bool flat_one_step(const glex_group_t *g, const glex_coll_args_t *a, cons
  * copy is split between both NICs (the sender's DMA writes, the receiver's
  * reads), one read is not (2 ranks, 4 MiB 217-225 against 433-528 us; 128-512
  * KiB even). */
-#define BCAST_READ_AUTO_KB 8u
+#define READ_AUTO_KB 8u
 #define BCAST_READ_BELOW (1024u * 1024u)
-#define BCAST_READ_COST 250u
-#define BCAST_READ_MAX_RANKS 7u
+#define READ_COST 250u
+#define READ_MAX_RANKS 7u
 static uint64_t read_min_bytes(const glex_group_t *g)
 {
     if (g->pol.read_kb >= 0)
         return g->pol.read_kb ? (uint64_t)g->pol.read_kb * 1024u : UINT64_MAX;
     uint32_t cost = glex_dma_read_cost(g->f);
-    return cost && cost <= BCAST_READ_COST ? BCAST_READ_AUTO_KB * 1024u : UINT64_MAX;
+    return cost && cost <= READ_COST ? READ_AUTO_KB * 1024u : UINT64_MAX;
 }
 
 /* A binomial reduce read in place: each child offers its vector and its
@@ -261,8 +268,8 @@ bool glex_sel_read_in_place(const glex_group_t *g, glex_coll_kind_t kind, uint64
 {
     if (kind == GLEX_COLL_REDUCE && (bytes >= REDUCE_READ_BELOW || glex_procs_per_cpu(g->f) > 1))
         return false;
-    return g->size >= 2 && g->size <= BCAST_READ_MAX_RANKS && g->nhosts <= 1 &&
-           !glex_vtime_on(g->f) && bytes >= read_min_bytes(g) && bytes < BCAST_READ_BELOW;
+    return read_transfers_fit(g) && g->size <= READ_MAX_RANKS && bytes >= read_min_bytes(g) &&
+           bytes < BCAST_READ_BELOW;
 }
 
 /* the first row that matches and whose algorithm fits the call (AUTO: the
