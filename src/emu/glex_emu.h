@@ -707,6 +707,11 @@ unsigned glex_nodes_on_machine(const glex_fabric_t *f);
  * moment), for choices of speed only; 0 without counting past 64 nodes on
  * this host; always 1 when the processes fit the CPUs. */
 int glex_cpu_to_spare(glex_fabric_t *f, uint32_t except);
+/* 1 when node, a process of this machine, is awake (not asleep on its host
+ * bell) and the awake ones, it included, are at most the online CPUs: it
+ * runs now, or will at once.  A snapshot as glex_cpu_to_spare's; always 1
+ * when the processes fit the CPUs, 0 for a node of another host. */
+int glex_node_has_cpu(glex_fabric_t *f, uint32_t node);
 /* this machine's DMA read of another process's memory (cross-memory
  * attach) against the host's copy of the same bytes, x100 (1 MiB, the best
  * of 5 each), measured once per job when this host's segment was created:

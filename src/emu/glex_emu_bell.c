@@ -232,3 +232,13 @@ int glex_cpu_to_spare(glex_fabric_t *f, uint32_t except)
         awake += machine - here;
     return awake < (uint32_t)online_cpus();
 }
+
+int glex_node_has_cpu(glex_fabric_t *f, uint32_t node)
+{
+    if (per_cpu_of(glex_nodes_on_machine(f)) <= 1)
+        return 1;
+    if (node >= f->nnodes || glex_remote(f, node) ||
+        atomic_load_explicit(&glex_node_shm(f, node)->host_sleepers, memory_order_relaxed))
+        return 0;
+    return glex_cpu_to_spare(f, node);
+}

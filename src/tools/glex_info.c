@@ -44,7 +44,13 @@ static void usage(FILE *o)
             "Schedule compiler policy (environment, see doc/user-guide.md):\n"
             "  GLEX_COLL_SEGMENT_KB (auto, 1..65536)  GLEX_COLL_PLAN_CACHE (256, 1..1000000)\n"
             "  GLEX_RDMA_KB (auto, 0..1024)  GLEX_STAGE_KB (auto, 0..4194304)\n"
-            "  GLEX_STAGE_MAP (1, 0..1)  GLEX_READ_KB (auto, 0..65536)\n");
+            "  GLEX_STAGE_MAP (1, 0..1)  GLEX_READ_KB (auto, 0..65536)\n"
+            "MPI netmod (environment, see doc/user-guide.md):\n"
+            "  GLEX_OFFLOAD (1, 0..1)  GLEX_VERBOSE (0, 0..2)  GLEX_NAP_US (50, 0..1000000)\n"
+            "  GLEX_RDMA_EAGER (auto, 0..65536: largest point-to-point message through the\n"
+            "  receiver's ring; auto 64 KiB, 8 KiB to a running process of this host where\n"
+            "  the DMA read costs at most 2.5 copies)  GLEX_ALLREDUCE_ALGO, GLEX_REDUCE_ALGO,\n"
+            "  GLEX_BCAST_ALGO, GLEX_BARRIER_ALGO (auto, an algorithm, host or mpich)\n");
 }
 
 /* a setting whose -1 means auto */

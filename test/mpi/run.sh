@@ -41,7 +41,7 @@ valid() { # valid KIND ALGO: is ALGO a GLEX_<KIND>_ALGO value?
 nsizes=$(echo $nps | wc -w)
 nalgos=$(echo $ar_algos | wc -w)
 osu_colls="allreduce reduce bcast barrier iallreduce ireduce ibcast ibarrier"
-echo "1..$(( 6 + nsizes * (3 + nalgos) + 4 + 5 + 1 + 16 + 4 + 6 + 8 + 14 + 4 ))"
+echo "1..$(( 6 + nsizes * (3 + nalgos) + 4 + 5 + 1 + 16 + 4 + 6 + 8 + 14 + 4 + 3 ))"
 
 # shellcheck disable=SC2086
 compile $progs
@@ -225,6 +225,10 @@ proto() { # proto BYTES N ENV...: pt2pt stream BYTES N at 2 ranks, GLEX_VERBOSE=
   written=$(echo "$line" | sed -n 's/.*written by its NIC: \([0-9]*\);.*/\1/p')
   received=$(grep "glex: rank 1: point-to-point received" "$out/log" |
     sed -n 's/.*point-to-point received: \([0-9]*\),.*/\1/p')
+  line=$(grep "glex: rank 0: active messages sent" "$out/log")
+  rndv=$(echo "$line" | sed -n 's/.* \([0-9]*\) rendezvous;.*/\1/p')
+  near_max=$(echo "$line" | sed -n 's/.*bytes, \([0-9]*\) to a running process.*/\1/p')
+  cost=$(echo "$line" | sed -n 's/.*(DMA read \([0-9.]*\)x a copy).*/\1/p')
 }
 # ... and each matched by the netmod (point-to-point natively, not MPIDIG's)
 proto 1024 200
@@ -241,6 +245,35 @@ if [ $rc = 0 ] && grep -q "pt2pt stream: 600 checks, 0 errors" "$out/log" && [ "
   ok "200 messages of 1 KiB with GLEX_RDMA_EAGER=0: all as fragments"
 else
   notok "1 KiB messages, rings off: exit $rc, ring '$ring', fragmented '$frag'"
+  tail -5 "$out/log" | sed 's/^/# /'
+fi
+# GLEX_RDMA_EAGER auto: 16 KiB to a process with a CPU goes through the
+# ring, or by a rendezvous (read in place) where this job measured the DMA
+# read at most 2.5x a copy; set, the ring takes it whatever the cost
+proto 16384 200
+want=65536
+[ -n "$cost" ] && awk "BEGIN { exit !($cost <= 2.5) }" && want=8192
+if [ $rc = 0 ] && grep -q "pt2pt stream: 600 checks, 0 errors" "$out/log" &&
+   [ "$near_max" = "$want" ] &&
+   { [ "$want" = 65536 ] && [ "${ring:-0}" -gt 0 ] || [ "$ring" = 0 ] && [ "$rndv" = 200 ]; }; then
+  ok "200 messages of 16 KiB, GLEX_RDMA_EAGER auto: ring to $near_max bytes (DMA read ${cost:-refused}x), $ring ring, $rndv rendezvous"
+else
+  notok "16 KiB messages, auto: exit $rc, DMA read '$cost', limit '$near_max' (want $want), ring '$ring', rendezvous '$rndv'"
+  tail -5 "$out/log" | sed 's/^/# /'
+fi
+proto 16384 200 GLEX_RDMA_EAGER=65536
+if [ $rc = 0 ] && grep -q "pt2pt stream: 600 checks, 0 errors" "$out/log" &&
+   [ "$near_max" = 65536 ] && [ "${ring:-0}" -gt 100 ]; then
+  ok "200 messages of 16 KiB with GLEX_RDMA_EAGER=65536: $ring through the ring"
+else
+  notok "16 KiB messages, GLEX_RDMA_EAGER=65536: exit $rc, limit '$near_max', ring '$ring'"
+  tail -5 "$out/log" | sed 's/^/# /'
+fi
+env GLEX_RDMA_EAGER=65537 timeout "$limit" "$prefix/bin/mpiexec" -n 1 "$out/pt2pt" >"$out/log" 2>&1
+if grep -q "GLEX_RDMA_EAGER=65537 is invalid: allowed auto or 0..65536" "$out/log"; then
+  ok "GLEX_RDMA_EAGER=65537 refused, naming the range"
+else
+  notok "GLEX_RDMA_EAGER=65537 not refused with its range"
   tail -5 "$out/log" | sed 's/^/# /'
 fi
 run pt2pt 2 GLEX_RDMA_EAGER=0 -- "$out/pt2pt"

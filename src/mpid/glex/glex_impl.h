@@ -30,7 +30,7 @@ typedef struct {
     glex_vp_t *am_vp;
     glex_vp_t *coll_vp;
     int verbose;                       /* GLEX_VERBOSE */
-    MPI_Aint rdma_eager;               /* GLEX_RDMA_EAGER (0: rings off) */
+    MPI_Aint rdma_eager;               /* GLEX_RDMA_EAGER (0: rings off, -1: auto) */
     MPIDI_GLEX_choice_t choice[GLEX_COLL_KIND_COUNT];
     MPIDI_GLEX_nbc_t *nbc_head;        /* nonblocking collectives in flight */
     char *json_path;                   /* collective selection file, removed after init */
@@ -136,8 +136,9 @@ void MPIDI_GLEX_am_request_init(MPIR_Request * req);
 void MPIDI_GLEX_am_request_finalize(MPIR_Request * req);
 
 /* glex_ring.c: receive rings of the RDMA-eager protocol (after the VPs are
- * open; rings stay off where they cannot be had).  GLEX_RDMA_EAGER: default
- * and largest value */
+ * open; rings stay off where they cannot be had).  GLEX_RDMA_EAGER: its
+ * largest value, and auto's limit but to a process of this host that reads
+ * cheaply (glex_ring.c) */
 #define MPIDI_GLEX_RDMA_EAGER_MAX (64 * 1024)
 /* GLEX_NAP_US's default: an idle process sharing its core sleeps after 50 us */
 #define MPIDI_GLEX_NAP_US 50
@@ -150,6 +151,9 @@ int MPIDI_GLEX_ring_init(void);
 void MPIDI_GLEX_ring_finalize(void);
 /* bytes of the ring a sender on this host / on another host has here (0: none) */
 void MPIDI_GLEX_ring_sizes(uint64_t * near, uint64_t * far);
+/* the largest message a ring takes: from any sender, and to a process of
+ * this host that runs (auto: smaller where the DMA reads cheaply) */
+void MPIDI_GLEX_ring_msg_max(MPI_Aint * any, MPI_Aint * near_running);
 /* room for len bytes in our ring at node: 1 and *slot, or 0 (larger than
  * GLEX_RDMA_EAGER or a quarter ring, full, rings off or none at node); the
  * slot starts at src's offset in a cache line (src: where the data is, 0

@@ -48,10 +48,11 @@ static int parse_env(void)
 
     publish("GLEX_OFFLOAD", "1", "ch4:glex setting (doc/user-guide.md)");
     publish("GLEX_VERBOSE", "0", "ch4:glex setting (doc/user-guide.md)");
-    uint64_t rdma_eager = MPIDI_GLEX_RDMA_EAGER_MAX, nap_us = MPIDI_GLEX_NAP_US;
+    int64_t rdma_eager = -1;    /* auto */
+    uint64_t nap_us = MPIDI_GLEX_NAP_US;
     if (glex_env_word("GLEX_OFFLOAD", flag_words, &offload) ||
         glex_env_word("GLEX_VERBOSE", verbose_words, &verbose) ||
-        glex_env_uint("GLEX_RDMA_EAGER", 0, MPIDI_GLEX_RDMA_EAGER_MAX, &rdma_eager) ||
+        glex_env_uint_auto("GLEX_RDMA_EAGER", 0, MPIDI_GLEX_RDMA_EAGER_MAX, &rdma_eager) ||
         glex_env_uint("GLEX_NAP_US", 0, 1000000, &nap_us))
         goto bad;
     MPIDI_GLEX_global.verbose = verbose;
@@ -336,19 +337,27 @@ int MPIDI_GLEX_mpi_finalize_hook(void)
         glex_fabric_wire_stats(MPIDI_GLEX_global.fabric,
                                glex_fabric_node(MPIDI_GLEX_global.fabric), &w);
         uint64_t near, far;
+        MPI_Aint any, near_running;
         MPIDI_GLEX_ring_sizes(&near, &far);
+        MPIDI_GLEX_ring_msg_max(&any, &near_running);
+        uint32_t cost = glex_dma_read_cost(MPIDI_GLEX_global.fabric);
+        char read[48] = "DMA read refused";
+        if (cost)
+            snprintf(read, sizeof read, "DMA read %u.%02ux a copy", cost / 100u, cost % 100u);
         fprintf(stderr, "glex: rank %d: active messages sent: %llu inline, %llu ring, "
                 "%llu fragmented, %llu rendezvous; rendezvous received with half offered to the "
                 "sender: %llu, of them written by its NIC: %llu; "
                 "fabric between hosts: %llu messages sent "
                 "(%llu RDMA writes), %llu bytes; rings: %llu KiB per sender on this host, "
-                "%llu KiB per sender on another\n", MPIR_Process.rank,
+                "%llu KiB per sender on another; ring messages up to %ld bytes, %ld to a "
+                "running process of this host (%s)\n", MPIR_Process.rank,
                 (unsigned long long) a[0], (unsigned long long) a[1], (unsigned long long) a[2],
                 (unsigned long long) a[3], (unsigned long long) MPIDI_GLEX_global.lmt_offered,
                 (unsigned long long) MPIDI_GLEX_global.lmt_split,
                 (unsigned long long) w.msgs_sent,
                 (unsigned long long) w.writes, (unsigned long long) w.bytes_sent,
-                (unsigned long long) (near >> 10), (unsigned long long) (far >> 10));
+                (unsigned long long) (near >> 10), (unsigned long long) (far >> 10),
+                (long) any, (long) near_running, read);
         fprintf(stderr, "glex: rank %d: point-to-point received: %llu, of them before their "
                 "receive: %llu\n", MPIR_Process.rank,
                 (unsigned long long) MPIDI_GLEX_global.p2p_received,
