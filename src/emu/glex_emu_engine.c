@@ -85,8 +85,42 @@ typedef struct glex_task {
     uint32_t rev_cap, sev_cap;
 } glex_task_t;
 
+/* The engine's lock, between this process's host threads and its engine
+ * thread: a word taken by exchange and given back by a plain store.  A
+ * pthread mutex's unlock is a locked instruction, which waits until every
+ * store before it has left the core: after a packet or a ring message
+ * that is the wait for the lines of the data just written to the peer's
+ * memory (each owned by the peer's core), which a NIC's DMA would not make
+ * its host wait for; a plain store lets them drain while the host goes on
+ * (it completes in order all the same).  A thread that finds it taken
+ * spins a little, then yields: holders keep it for one engine pass. */
+typedef struct {
+    _Atomic uint32_t held;
+} engine_lock_t;
+
+static int engine_trylock(engine_lock_t *l)
+{
+    return atomic_load_explicit(&l->held, memory_order_relaxed) ||
+           atomic_exchange_explicit(&l->held, 1, memory_order_acquire);
+}
+
+static void engine_lock(engine_lock_t *l)
+{
+    for (unsigned i = 0; engine_trylock(l); i++) {
+        if (i < 128)
+            glex_cpu_relax();
+        else
+            sched_yield();
+    }
+}
+
+static void engine_unlock(engine_lock_t *l)
+{
+    atomic_store_explicit(&l->held, 0, memory_order_release);
+}
+
 struct glex_engine {
-    pthread_mutex_t mu;
+    engine_lock_t mu;
     glex_task_t *head, *tail;
     glex_task_t *spare;      /* finished tasks kept for reuse: no allocation per task */
     _Atomic uint32_t ntasks; /* written under mu (mu_add) */
@@ -1744,7 +1778,7 @@ int glex_engine_post_put_mp_now(glex_vp_t *vp, uint32_t dest_id, uint32_t dest_v
 {
     glex_fabric_t *f = vp->f;
     glex_engine_t *e = f->eng;
-    if (f->p.vtime || glex_remote(f, dest_id) || pthread_mutex_trylock(&e->mu))
+    if (f->p.vtime || glex_remote(f, dest_id) || engine_trylock(&e->mu))
         return 0;
     /* all or nothing: the put's target, a CQE and a receive-queue slot found
      * before either descriptor runs */
@@ -1762,7 +1796,7 @@ int glex_engine_post_put_mp_now(glex_vp_t *vp, uint32_t dest_id, uint32_t dest_v
         count_now(f, vp->shm, 0, len, len != 0); /* as step_rdma: no bytes, no packet */
         count_now(f, vp->shm, 0, plen, 1);
     }
-    pthread_mutex_unlock(&e->mu);
+    engine_unlock(&e->mu);
     if (!slot)
         return 0;
     ring_rq(f, dest_id);
@@ -1774,11 +1808,11 @@ int glex_dma_prefault(glex_fabric_t *f, uint32_t node, uint64_t addr, uint64_t l
 {
     if (node == f->node || glex_remote(f, node) || !len)
         return 0;
-    pthread_mutex_lock(&f->eng->mu); /* the mappings are the engine's */
+    engine_lock(&f->eng->mu); /* the mappings are the engine's */
     void *w = put_target(f, node, addr, len);
     if (w)
         glex_touch_pages(w, len);
-    pthread_mutex_unlock(&f->eng->mu);
+    engine_unlock(&f->eng->mu);
     return w != NULL;
 }
 
@@ -1786,7 +1820,7 @@ int glex_engine_atomic_cas(glex_vp_t *vp, uint32_t dest_id, uint64_t addr, uint6
                            uint64_t desire, uint64_t *old)
 {
     glex_fabric_t *f = vp->f;
-    pthread_mutex_lock(&f->eng->mu); /* the mappings are the engine's */
+    engine_lock(&f->eng->mu); /* the mappings are the engine's */
     _Atomic uint64_t *w = put_target(f, dest_id, addr, sizeof *w);
     if (w) {
         uint64_t was = expect;
@@ -1796,7 +1830,7 @@ int glex_engine_atomic_cas(glex_vp_t *vp, uint32_t dest_id, uint64_t addr, uint6
         glex_counter_add(&vp->shm->desc_posted, 1);
         count_now(f, vp->shm, 0, sizeof *w, 1);
     }
-    pthread_mutex_unlock(&f->eng->mu);
+    engine_unlock(&f->eng->mu);
     return w != NULL;
 }
 
@@ -1864,10 +1898,10 @@ int glex_engine_get_sgl(glex_vp_t *vp, uint32_t dest_id, const struct iovec *r, 
         sgl_advance(l, nl, &li, &loff, (size_t)n);
     }
     *moved = total;
-    pthread_mutex_lock(&f->eng->mu); /* the VP's counters: a task of it may be running */
+    engine_lock(&f->eng->mu); /* the VP's counters: a task of it may be running */
     glex_counter_add(&vp->shm->desc_posted, 1);
     count_now(f, vp->shm, 0, total, 1);
-    pthread_mutex_unlock(&f->eng->mu);
+    engine_unlock(&f->eng->mu);
     return GLEX_OK;
 }
 
@@ -1916,14 +1950,14 @@ uint32_t glex_engine_post_now(glex_vp_t *vp, const glex_desc_t *d, uint32_t n)
     glex_vp_shm_t *s = vp->shm;
     uint32_t done = 0;
     int cqe = 0;
-    if (f->p.vtime || pthread_mutex_trylock(&e->mu))
+    if (f->p.vtime || engine_trylock(&e->mu))
         return 0;
     if (vp_idle(e, vp)) {
         while (done < n && post_now_one(f, vp, &d[done]))
             cqe |= d[done++].coll_end_flag;
         glex_counter_add(&s->desc_posted, done);
     }
-    pthread_mutex_unlock(&e->mu);
+    engine_unlock(&e->mu);
     /* every MP's destination rung once all ran, a run of them to one
      * destination once */
     uint32_t rung = UINT32_MAX;
@@ -2354,9 +2388,9 @@ int glex_progress(glex_fabric_t *f)
     atomic_store_explicit(&e->host_polls,
                           atomic_load_explicit(&e->host_polls, memory_order_relaxed) + 1,
                           memory_order_relaxed);
-    pthread_mutex_lock(&e->mu);
+    engine_lock(&e->mu);
     int work = progress_locked(f, e) | (got > 0);
-    pthread_mutex_unlock(&e->mu);
+    engine_unlock(&e->mu);
     return work;
 }
 
@@ -2403,10 +2437,10 @@ void glex_vtime_reset(glex_fabric_t *f)
     if (!f->p.vtime)
         return;
     glex_engine_t *e = f->eng;
-    pthread_mutex_lock(&e->mu);
+    engine_lock(&e->mu);
     for (glex_task_t *t = e->head; t; t = t->next)
         t->vt = 0;
-    pthread_mutex_unlock(&e->mu);
+    engine_unlock(&e->mu);
     glex_vt_host_zero(f);
 }
 
@@ -2419,9 +2453,9 @@ void glex_engine_kick(glex_fabric_t *f)
     glex_engine_t *e = f->eng;
     if (atomic_load(&e->host_waiting))
         return;
-    if (pthread_mutex_trylock(&e->mu) == 0) {
+    if (engine_trylock(&e->mu) == 0) {
         progress_locked(f, e);
-        pthread_mutex_unlock(&e->mu);
+        engine_unlock(&e->mu);
         if (!engine_has_work(f))
             return;
     }
@@ -2511,10 +2545,10 @@ static void *engine_main(void *arg)
         }
         if (!atomic_load(&e->host_waiting)) {
             uint32_t token = glex_wait_token(f);
-            if (pthread_mutex_trylock(&e->mu) == 0) {
+            if (engine_trylock(&e->mu) == 0) {
                 work = progress_locked(f, e);
                 busy = atomic_load(&e->ntasks) != 0;
-                pthread_mutex_unlock(&e->mu);
+                engine_unlock(&e->mu);
             }
             if (work)
                 continue;
@@ -2547,7 +2581,6 @@ int glex_engine_start(glex_fabric_t *f)
         free(e);
         return glex_error(GLEX_ENOMEM, "out of memory for the engine");
     }
-    pthread_mutex_init(&e->mu, NULL);
     f->eng = e;
     static const char *const thread_words[] = { "0", "1", NULL };
     int want_thread = 1;
@@ -2582,7 +2615,6 @@ void glex_engine_stop(glex_fabric_t *f)
     }
     task_free_all(e->head);
     task_free_all(e->spare);
-    pthread_mutex_destroy(&e->mu);
     free(e->p2p_blocked);
     free(e->vp_tasks);
     free(e->cp_taken);
