@@ -7,8 +7,9 @@
  * between line-aligned NIC memory (stages, unit RAM, packet slots) and
  * buffers malloc puts 16 bytes into a page (4 KiB in 1.2 us instead of 0.04;
  * 64 KiB in 19 us instead of 1).  Such a copy here goes as a loop of 16-byte
- * loads and stores, which keeps its speed at any distance; every other one
- * is memcpy's.  bench/results/2026-11-27/NOTES.md. */
+ * loads and stores, which keeps its speed at any distance, as does every
+ * copy of 513 B - 4 KiB (below); every other one is memcpy's.
+ * bench/results/2026-11-27/NOTES.md, 2026-12-02/NOTES.md. */
 #include "glex_emu.h"
 
 #include <stdint.h>
@@ -19,6 +20,15 @@
 
 /* rep movsb's ground: glibc's threshold is 2 KiB and up; 1 KiB leaves room */
 #define GLEX_COPY_LOOP_MIN 1024u
+/* Copies of 513 B - 4 KiB go by the loop at any distance: what the NIC
+ * model copies is mostly lines another core wrote last (a packet's data,
+ * a ring message), and there memcpy's vector loop above 8 vectors is the
+ * slower one.  Two threads on two CPUs copying a buffer back and forth,
+ * per round trip (Intel Xeon VM): 768 B 0.71 us by memcpy, 0.50 by the
+ * loop; 1 KiB 0.72 / 0.53; 2 KiB 1.0 / 0.71; 4 KiB 1.41 / 1.35; 8 KiB
+ * the same; up to 512 B memcpy loads all before it stores and ties. */
+#define GLEX_COPY_SMALL_MIN 513u
+#define GLEX_COPY_SMALL_MAX 4096u
 
 int glex_copy_slow_distance(const void *dst, const void *src)
 {
@@ -26,10 +36,13 @@ int glex_copy_slow_distance(const void *dst, const void *src)
     return dist >= 1 && dist < 64;
 }
 
-static int near_alias(const void *dst, const void *src, size_t n)
+/* the loop's copies (disjoint ones only) */
+static int by_loop(const void *dst, const void *src, size_t n)
 {
     uintptr_t d = (uintptr_t)dst, s = (uintptr_t)src;
-    return n >= GLEX_COPY_LOOP_MIN && glex_copy_slow_distance(dst, src) &&
+    return n >= GLEX_COPY_SMALL_MIN &&
+           (n <= GLEX_COPY_SMALL_MAX ||
+            (n >= GLEX_COPY_LOOP_MIN && glex_copy_slow_distance(dst, src))) &&
            (d + n <= s || s + n <= d);
 }
 
@@ -68,7 +81,7 @@ void glex_copy(void *dst, const void *src, size_t n)
     if (one_word(dst, src, n))
         return;
 #if defined(__x86_64__)
-    if (near_alias(dst, src, n)) {
+    if (by_loop(dst, src, n)) {
         copy_loop(dst, src, n);
         return;
     }
@@ -81,7 +94,7 @@ void glex_move(void *dst, const void *src, size_t n)
     if (one_word(dst, src, n))
         return;
 #if defined(__x86_64__)
-    if (near_alias(dst, src, n)) { /* disjoint: near_alias said so */
+    if (by_loop(dst, src, n)) { /* disjoint: by_loop said so */
         copy_loop(dst, src, n);
         return;
     }

@@ -259,7 +259,7 @@ static int fill(MPIR_Request * rreq, void *buf, MPI_Aint count, MPI_Datatype dat
     }
     if (data && n) {
         if (contig) {
-            memcpy(dst, data, n);
+            glex_copy(dst, data, (size_t) n);   /* out of the ring: lines the sender wrote */
         } else {
             MPI_Aint unpacked = 0;
             mpi_errno = MPIR_Typerep_unpack(data, n, buf, count, datatype, 0, &unpacked);
