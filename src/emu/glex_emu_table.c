@@ -218,6 +218,14 @@ int glex_table_insert_vt(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_ke
     if (len > f->p.inline_max)
         return glex_error(GLEX_EINVAL, "packet payload %u is out of range 0..%u", len,
                           f->p.inline_max);
+    /* the line of the slot it will most likely claim (its home bucket's
+     * first, which the receiver emptied last and does not poll) is asked
+     * for now: its request overlaps the count's below instead of following
+     * it.  2 ranks, 8 B, 7 runs in turn: barrier 0.62 -> 0.53 us, reduce
+     * 0.59 -> 0.56, bcast and allreduce the same.  (Asking so for the CP
+     * counter's line too lost 20%: the receiver polls it, and took it
+     * back before the count.) */
+    glex_prefetch_write(entry(tab, esz, home_bucket(key, nb) * GLEX_BUCKET));
     uint32_t used = atomic_fetch_add_explicit(&u->used, 1, memory_order_relaxed) + 1;
     if (used > limit) {
         atomic_fetch_sub_explicit(&u->used, 1, memory_order_relaxed);
