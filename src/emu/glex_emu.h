@@ -717,6 +717,12 @@ int glex_node_has_cpu(glex_fabric_t *f, uint32_t node);
  * of 5 each), measured once per job when this host's segment was created:
  * the same for every process of the host; 0 when the read is refused */
 uint32_t glex_dma_read_cost(const glex_fabric_t *f);
+/* 1 when that read costs at most GLEX_DMA_READ_CHEAP_X100 / 100 copies:
+ * where reading a peer's buffer in place beats copying it through memory
+ * both sides touch (two crossings of the CPUs); the bound that collectives
+ * (GLEX_READ_KB) and point-to-point (GLEX_RDMA_EAGER) take on auto */
+#define GLEX_DMA_READ_CHEAP_X100 250u
+int glex_dma_read_cheap(const glex_fabric_t *f);
 
 #ifdef __cplusplus
 }

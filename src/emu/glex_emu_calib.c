@@ -47,3 +47,9 @@ out:
 }
 
 uint32_t glex_dma_read_cost(const glex_fabric_t *f) { return f->hdr->dma_read_x100; }
+
+int glex_dma_read_cheap(const glex_fabric_t *f)
+{
+    uint32_t cost = glex_dma_read_cost(f);
+    return cost && cost <= GLEX_DMA_READ_CHEAP_X100;
+}

@@ -229,8 +229,8 @@ static bool flat_one_step(const glex_group_t *g, const glex_coll_args_t *a, cons
  * member's NIC from the root's buffer (flat_read: one DMA read a member)
  * instead of copied through the receiving unit's RAM (the eager path: the
  * root's copy in, the member's copy out, both across CPUs), where this
- * machine's DMA read costs at most READ_COST a copy (its segment
- * measured it, glex_dma_read_cost).  On an Intel Xeon VM (1.7): 2 ranks,
+ * machine's DMA read costs at most 2.5 copies (its segment measured it,
+ * glex_dma_read_cheap).  On an Intel Xeon VM (1.7): 2 ranks,
  * 16 KiB 1.55 against 2.8 us, 64 KiB 3.2 against 9.8 (Open MPI 1.5, 3.3);
  * 4 ranks on 2 CPUs 32 KiB 4.9-8 against 12-17.5; even at 4 KiB, slower
  * below (the read's system call).  On an AMD EPYC VM (3-4) the read lost:
@@ -243,14 +243,12 @@ static bool flat_one_step(const glex_group_t *g, const glex_coll_args_t *a, cons
  * KiB even). */
 #define READ_AUTO_KB 8u
 #define BCAST_READ_BELOW (1024u * 1024u)
-#define READ_COST 250u
 #define READ_MAX_RANKS 7u
 static uint64_t read_min_bytes(const glex_group_t *g)
 {
     if (g->pol.read_kb >= 0)
         return g->pol.read_kb ? (uint64_t)g->pol.read_kb * 1024u : UINT64_MAX;
-    uint32_t cost = glex_dma_read_cost(g->f);
-    return cost && cost <= READ_COST ? READ_AUTO_KB * 1024u : UINT64_MAX;
+    return glex_dma_read_cheap(g->f) ? READ_AUTO_KB * 1024u : UINT64_MAX;
 }
 
 /* A binomial reduce read in place: each child offers its vector and its

@@ -41,8 +41,8 @@
 /* messages through a ring: at most GLEX_RDMA_EAGER bytes (read with the
  * other settings, glex_init.c) and a quarter ring.  auto: 64 KiB, but to a
  * process of this host at most NEAR_READ_MAX where its NIC's DMA read
- * (cross-memory attach) costs at most NEAR_READ_COST a copy (the segment
- * measured it, glex_dma_read_cost) and the receiver is running, or can
+ * (cross-memory attach) costs at most 2.5 copies (the segment measured it,
+ * glex_dma_read_cheap) and the receiver is running, or can
  * at once (glex_node_has_cpu): a ring message crosses the CPUs twice (into the
  * ring, out of it), a rendezvous once, and reads a send buffer that stays
  * in both caches.  Intel Xeon VM (1.5-1.9), 2 ranks, OSU latency 16/32/64
@@ -54,7 +54,6 @@
  * CPUs, 16 KiB: 5-6 GB/s read against 8.5 by the ring: a rendezvous waits
  * for its receiver to run, a ring message does not). */
 #define NEAR_READ_MAX 8192
-#define NEAR_READ_COST 250u
 
 typedef struct {
     uint64_t remote;    /* our ring at the destination (its address there); 0: none yet */
@@ -75,7 +74,7 @@ static struct {
     uint64_t ring;      /* bytes per source on the same host */
     uint64_t ring_far;  /* per source on another host */
     MPI_Aint msg_max;   /* 0: rings off (none published) */
-    MPI_Aint near_max;  /* to this host while a CPU is to spare (auto) */
+    MPI_Aint near_max;  /* to a running process of this host (auto: less) */
     ring_tx_t *tx;
     ring_rx_t *rx;
     uint64_t *base;     /* a job on several hosts: every process's region (0: none) */
@@ -177,10 +176,10 @@ int MPIDI_GLEX_ring_init(void)
      * on use (the time and memory of every process's 8 MiB) */
     if (touch_early(f))
         glex_region_prefault(&R.region);
-    MPI_Aint limit = MPIDI_GLEX_global.rdma_eager, cost = glex_dma_read_cost(f);
+    MPI_Aint limit = MPIDI_GLEX_global.rdma_eager;
     R.msg_max = MPL_MIN(limit < 0 ? MPIDI_GLEX_RDMA_EAGER_MAX : limit,
                         (MPI_Aint) (MPL_MAX(R.ring, R.ring_far) / 4));
-    R.near_max = limit < 0 && !glex_fabric_params(f)->vtime && cost && cost <= NEAR_READ_COST ?
+    R.near_max = limit < 0 && !glex_fabric_params(f)->vtime && glex_dma_read_cheap(f) ?
         MPL_MIN(R.msg_max, NEAR_READ_MAX) : R.msg_max;
     return nh > 1 ? share_bases() : MPI_SUCCESS;
   no_rings:    /* the other protocols carry everything */
