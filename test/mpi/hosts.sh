@@ -109,7 +109,7 @@ stream() {
   rndv=$(echo "$line" | sed -n 's/.* \([0-9]*\) rendezvous;.*/\1/p')
   wire=$(echo "$line" | sed -n 's/.*hosts: \([0-9]*\) messages sent.*/\1/p')
   writes=$(echo "$line" | sed -n 's/.*(\([0-9]*\) RDMA writes).*/\1/p')
-  far=$(echo "$line" | sed -n 's/.* \([0-9]*\) KiB per sender on another$/\1/p')
+  far=$(echo "$line" | sed -n 's/.* \([0-9]*\) KiB per sender on another;.*/\1/p')
 }
 # point-to-point between hosts: 1 KiB messages go through the receiver's
 # ring (the put, then the MP: 2 fabric messages each), not as fragments
