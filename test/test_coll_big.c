@@ -423,8 +423,8 @@ static void policy_env(void)
     unsetenv("GLEX_READ_KB");
     tap_ok(rc == 0 && p.segment_kb == 512 && p.rdma_kb == -1 && p.stage_kb == 0 &&
                p.stage_map == 1 && p.plan_cache == 256 && p.read_kb == 32,
-           "policy from the environment: segment 512 KiB, RDMA auto, no staging, bcast read "
-           "from 32 KiB, defaults kept");
+           "policy from the environment: segment 512 KiB, RDMA auto, no staging, read in "
+           "place from 32 KiB, defaults kept");
     p.stage_map = 2;
     tap_ok(glex_coll_policy_check(&p) == GLEX_EINVAL &&
                strstr(glex_last_error(), "GLEX_STAGE_MAP=2"),

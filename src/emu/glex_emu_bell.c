@@ -235,10 +235,11 @@ int glex_cpu_to_spare(glex_fabric_t *f, uint32_t except)
 
 int glex_node_has_cpu(glex_fabric_t *f, uint32_t node)
 {
+    if (node >= f->nnodes || glex_remote(f, node))
+        return 0; /* not a process of this machine */
     if (per_cpu_of(glex_nodes_on_machine(f)) <= 1)
         return 1;
-    if (node >= f->nnodes || glex_remote(f, node) ||
-        atomic_load_explicit(&glex_node_shm(f, node)->host_sleepers, memory_order_relaxed))
+    if (atomic_load_explicit(&glex_node_shm(f, node)->host_sleepers, memory_order_relaxed))
         return 0;
     return glex_cpu_to_spare(f, node);
 }

@@ -351,6 +351,14 @@ static int size_error(const glex_task_t *t, int receiving, uint64_t theirs, uint
                       receiving ? "receive expects" : "send has", (unsigned long long)mine);
 }
 
+/* the unit RAM a task holds (credit area), given back once it is done with it */
+static void release_area(glex_fabric_t *f, glex_task_t *t)
+{
+    if (t->has_area)
+        glex_ram_release(f, t->unit, &t->area);
+    t->has_area = 0;
+}
+
 /* pulses of a copy placed in the receiver's buffer (no unit RAM): large, as
  * each is one DMA (a system call here) and one credit round trip */
 #define DIRECT_PULSE_MIN (256u * 1024u)
@@ -1126,9 +1134,7 @@ static int coll_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
     }
     if (t->r_done == t->r_split && (!t->r_src || t->r_told)) {
         t->recv_done = 1;
-        if (t->has_area)
-            glex_ram_release(f, t->unit, &t->area);
-        t->has_area = 0;
+        release_area(f, t);
         /* a sender that waited long for the first credit announced its size */
         glex_ctrl_t a;
         glex_key_t k = glex_make_key(t->tag, d->recv_id, d->recv_vp, d->cp_count, myvp,
@@ -1313,10 +1319,7 @@ static int read_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
                             : read_pulse(f, t, d, u, t->r_pulled, DIRECT_PULSE_MAX);
         return rc ? rc : 1;
     }
-    if (t->has_area) {
-        glex_ram_release(f, t->unit, &t->area);
-        t->has_area = 0;
-    }
+    release_area(f, t);
     /* a read receive's one CREDIT (number 0): it read the whole */
     glex_ctrl_t done = { .total = t->bytes, .src = t->r_src };
     if ((rc = grant_credit(f, t, d, u, &done, sizeof done, 0)) <= 0)
@@ -2099,10 +2102,7 @@ static void fail_task(glex_fabric_t *f, glex_task_t *t, int code)
             t->job, t->cur, glex_last_error());
     t->status = code;
     snprintf(t->vp->fail_text, sizeof t->vp->fail_text, "%s", glex_last_error());
-    if (t->has_area) {
-        glex_ram_release(f, t->unit, &t->area);
-        t->has_area = 0;
-    }
+    release_area(f, t);
     glex_table_purge(f, f->node, t->unit, t->tag, t->vp->index);
     *cp_taken(f, t) = atomic_load(glex_cp_counter(f, f->node, t->job, t->vp->index));
     t->cur = t->n; /* ends the task */

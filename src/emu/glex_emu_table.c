@@ -225,7 +225,8 @@ int glex_table_insert_vt(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_ke
      * 0.59 -> 0.56, bcast and allreduce the same.  (Asking so for the CP
      * counter's line too lost 20%: the receiver polls it, and took it
      * back before the count.) */
-    glex_prefetch_write(entry(tab, esz, home_bucket(key, nb) * GLEX_BUCKET));
+    uint32_t home = home_bucket(key, nb);
+    glex_prefetch_write(entry(tab, esz, home * GLEX_BUCKET));
     uint32_t used = atomic_fetch_add_explicit(&u->used, 1, memory_order_relaxed) + 1;
     if (used > limit) {
         atomic_fetch_sub_explicit(&u->used, 1, memory_order_relaxed);
@@ -242,7 +243,6 @@ int glex_table_insert_vt(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_ke
      * end the receiver taking the packet may hold it) */
     if (used > atomic_load_explicit(&u->table_high_water, memory_order_relaxed))
         atomic_store_explicit(&u->table_high_water, used, memory_order_relaxed);
-    uint32_t home = home_bucket(key, nb);
     _Atomic uint8_t *over = over_counts(f, node, unit);
     /* a packet of the same key still here (the sender's previous task's, not
      * consumed yet): never overwrite; the sender retries once the receiver

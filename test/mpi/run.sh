@@ -212,7 +212,8 @@ run "late_root" 3 -- "$out/late_root"
 # rings off (GLEX_RDMA_EAGER=0) fragments and the rendezvous carry
 # everything, the whole pt2pt program too
 proto() { # proto BYTES N ENV...: pt2pt stream BYTES N at 2 ranks, GLEX_VERBOSE=2; rank 0's
-  # ring and frag (sent), rank 1's offered and written (rendezvous received, split)
+  # ring, frag and rendezvous (sent) with its ring limits and DMA read cost, rank 1's
+  # offered and written (rendezvous received, split)
   msg_bytes=$1 msgs=$2; shift 2   # not n: tap.sh counts the tests in it
   env GLEX_VERBOSE=2 "$@" timeout "$limit" "$prefix/bin/mpiexec" -n 2 "$out/pt2pt" stream \
     "$msg_bytes" "$msgs" >"$out/log" 2>&1
@@ -220,15 +221,14 @@ proto() { # proto BYTES N ENV...: pt2pt stream BYTES N at 2 ranks, GLEX_VERBOSE=
   line=$(grep "glex: rank 0: active messages sent" "$out/log")
   ring=$(echo "$line" | sed -n 's/.* \([0-9]*\) ring,.*/\1/p')
   frag=$(echo "$line" | sed -n 's/.* \([0-9]*\) fragmented,.*/\1/p')
+  rndv=$(echo "$line" | sed -n 's/.* \([0-9]*\) rendezvous;.*/\1/p')
+  near_max=$(echo "$line" | sed -n 's/.*bytes, \([0-9]*\) to a running process.*/\1/p')
+  cost=$(echo "$line" | sed -n 's/.*(DMA read \([0-9.]*\)x a copy).*/\1/p')
   line=$(grep "glex: rank 1: active messages sent" "$out/log")
   offered=$(echo "$line" | sed -n 's/.*offered to the sender: \([0-9]*\),.*/\1/p')
   written=$(echo "$line" | sed -n 's/.*written by its NIC: \([0-9]*\);.*/\1/p')
   received=$(grep "glex: rank 1: point-to-point received" "$out/log" |
     sed -n 's/.*point-to-point received: \([0-9]*\),.*/\1/p')
-  line=$(grep "glex: rank 0: active messages sent" "$out/log")
-  rndv=$(echo "$line" | sed -n 's/.* \([0-9]*\) rendezvous;.*/\1/p')
-  near_max=$(echo "$line" | sed -n 's/.*bytes, \([0-9]*\) to a running process.*/\1/p')
-  cost=$(echo "$line" | sed -n 's/.*(DMA read \([0-9.]*\)x a copy).*/\1/p')
 }
 # ... and each matched by the netmod (point-to-point natively, not MPIDIG's)
 proto 1024 200

@@ -236,9 +236,8 @@ int MPIDI_GLEX_ring_reserve(uint32_t node, MPI_Aint len, uintptr_t src,
     ring_tx_t *t = &R.tx[node];
     if ((uint64_t) len > t->len / 4)
         return 0;       /* a quarter ring at most */
-    glex_fabric_t *f = MPIDI_GLEX_global.fabric;
-    if (len > R.near_max && glex_fabric_same_host(f, node) && glex_node_has_cpu(f, node))
-        return 0;       /* read in place instead */
+    if (len > R.near_max && glex_node_has_cpu(MPIDI_GLEX_global.fabric, node))
+        return 0;       /* read in place instead (a running process of this host) */
     /* the data starts as far into its first line as the source does: both
      * copies (into the ring, out to a receive buffer aligned as the send
      * buffer) then move whole-line distances.  memcpy's rep movsb runs 20-30x
