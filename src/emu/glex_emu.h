@@ -713,15 +713,15 @@ int glex_cpu_to_spare(glex_fabric_t *f, uint32_t except);
  * when the processes fit the CPUs, 0 for a node of another host. */
 int glex_node_has_cpu(glex_fabric_t *f, uint32_t node);
 /* this machine's DMA read of another process's memory (cross-memory
- * attach) against the host's copy of the same bytes, x100 (1 MiB, the best
- * of 5 each), measured once per job when this host's segment was created:
+ * attach) against the host's copy of the same bytes, x100 (64 KiB, the best
+ * of 20 each), measured once per job when this host's segment was created:
  * the same for every process of the host; 0 when the read is refused */
 uint32_t glex_dma_read_cost(const glex_fabric_t *f);
 /* 1 when that read costs at most GLEX_DMA_READ_CHEAP_X100 / 100 copies:
  * where reading a peer's buffer in place beats copying it through memory
  * both sides touch (two crossings of the CPUs); the bound that collectives
  * (GLEX_READ_KB) and point-to-point (GLEX_RDMA_EAGER) take on auto */
-#define GLEX_DMA_READ_CHEAP_X100 250u
+#define GLEX_DMA_READ_CHEAP_X100 400u
 int glex_dma_read_cheap(const glex_fabric_t *f);
 
 #ifdef __cplusplus

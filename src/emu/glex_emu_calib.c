@@ -3,9 +3,14 @@
  * the job decides alike: the NIC's DMA read of another process's memory
  * (cross-memory attach, process_vm_readv) against the host's copy of the
  * same bytes (glex_copy, what an eager message costs the sender).  The
- * ratio differs by machine: 1.7 on an Intel Xeon VM, 3-4 on an AMD EPYC VM
- * (bench/results/2026-12-01/NOTES.md), where the kernel's page pinning is
- * slower, and the collectives that read in place win on the first only. */
+ * ratio differs by machine: at 64 KiB 2.2 on an Intel Xeon VM, 7.7-8.1 on
+ * an AMD EPYC VM, where the kernel's page pinning is slower, and the
+ * collectives that read in place win on the first only (bcast 8-64 KiB at 2
+ * ranks on the AMD VM: 2.8-8.4 us read, 0.55-2.35 through unit RAM).  At 1
+ * MiB the copy leaves the L2 cache and the two machines drew close (1.7
+ * against 2.2-3.9 from run to run: the read in place taken or not by
+ * chance); 64 KiB is a message of some KiB, as the reads chosen by it are
+ * (bench/results/2026-12-02/NOTES.md). */
 #define _GNU_SOURCE
 #include "glex_emu_internal.h"
 
@@ -14,8 +19,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#define CALIB_BYTES (1u << 20) /* per-page costs dominate, as in a message of some KiB */
-#define CALIB_ROUNDS 5         /* the best of each: about 0.5 ms in all */
+#define CALIB_BYTES (64u << 10) /* per-page costs dominate, as in a message of some KiB */
+#define CALIB_ROUNDS 20         /* the best of each: about 0.15 ms in all */
 
 uint32_t glex_calib_dma_read(void)
 {

@@ -229,13 +229,14 @@ static bool flat_one_step(const glex_group_t *g, const glex_coll_args_t *a, cons
  * member's NIC from the root's buffer (flat_read: one DMA read a member)
  * instead of copied through the receiving unit's RAM (the eager path: the
  * root's copy in, the member's copy out, both across CPUs), where this
- * machine's DMA read costs at most 2.5 copies (its segment measured it,
- * glex_dma_read_cheap).  On an Intel Xeon VM (1.7): 2 ranks,
+ * machine's DMA read costs at most 4 copies (its segment measured it,
+ * glex_dma_read_cheap).  On an Intel Xeon VM (2.2 at 64 KiB): 2 ranks,
  * 16 KiB 1.55 against 2.8 us, 64 KiB 3.2 against 9.8 (Open MPI 1.5, 3.3);
  * 4 ranks on 2 CPUs 32 KiB 4.9-8 against 12-17.5; even at 4 KiB, slower
- * below (the read's system call).  On an AMD EPYC VM (3-4) the read lost:
- * 4 ranks, 8-64 KiB, 17-31 against flat's 7-15 (bench/results/2026-12-01
- * and 2026-11-28/NOTES.md).  From 8 ranks with processes sharing CPUs the
+ * below (the read's system call).  On an AMD EPYC VM (7.7-8.1) the read lost:
+ * 4 ranks, 8-64 KiB, 17-31 against flat's 7-15; 2 ranks 2.8-8.4 against
+ * binomial's 0.55-2.35 (bench/results/2026-12-01, 2026-11-28 and
+ * 2026-12-02/NOTES.md).  From 8 ranks with processes sharing CPUs the
  * table takes flat_read at every size already; with a CPU each it is not
  * measured here, so the trees stay.  Up to 1 MiB: from there the binomial
  * copy is split between both NICs (the sender's DMA writes, the receiver's

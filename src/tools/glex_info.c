@@ -49,7 +49,7 @@ static void usage(FILE *o)
             "  GLEX_OFFLOAD (1, 0..1)  GLEX_VERBOSE (0, 0..2)  GLEX_NAP_US (50, 0..1000000)\n"
             "  GLEX_RDMA_EAGER (auto, 0..65536: largest point-to-point message through the\n"
             "  receiver's ring; auto 64 KiB, 8 KiB to a running process of this host where\n"
-            "  the DMA read costs at most 2.5 copies)  GLEX_ALLREDUCE_ALGO, GLEX_REDUCE_ALGO,\n"
+            "  the DMA read costs at most 4 copies)  GLEX_ALLREDUCE_ALGO, GLEX_REDUCE_ALGO,\n"
             "  GLEX_BCAST_ALGO, GLEX_BARRIER_ALGO (auto, an algorithm, host or mpich)\n");
 }
 
@@ -188,7 +188,7 @@ static int show_job(const char *job, int all)
     printf("Job %s: segment %s, %u nodes\n", job, glex_fabric_name(f), glex_fabric_nnodes(f));
     uint32_t cost = glex_dma_read_cost(f);
     if (cost)
-        printf("  DMA read of another process's 1 MiB: %.2fx the host's copy (measured when "
+        printf("  DMA read of another process's 64 KiB: %.2fx the host's copy (measured when "
                "the segment was created)\n", cost / 100.0);
     else
         printf("  DMA read of another process's memory: refused (cross-memory attach "

@@ -41,11 +41,11 @@
 /* messages through a ring: at most GLEX_RDMA_EAGER bytes (read with the
  * other settings, glex_init.c) and a quarter ring.  auto: 64 KiB, but to a
  * process of this host at most NEAR_READ_MAX where its NIC's DMA read
- * (cross-memory attach) costs at most 2.5 copies (the segment measured it,
+ * (cross-memory attach) costs at most 4 copies (the segment measured it,
  * glex_dma_read_cheap) and the receiver is running, or can
  * at once (glex_node_has_cpu): a ring message crosses the CPUs twice (into the
  * ring, out of it), a rendezvous once, and reads a send buffer that stays
- * in both caches.  Intel Xeon VM (1.5-1.9), 2 ranks, OSU latency 16/32/64
+ * in both caches.  Intel Xeon VM (2.2), 2 ranks, OSU latency 16/32/64
  * KiB 3.1/5.2/8.5 us by the ring, 2.1/3.1/4.2 read (Open MPI 2.2/3.2/5.0);
  * bw 16 KiB 10.4 GB/s by the ring, 5.7-6.4 read (Open MPI 6.1-6.7), 8 KiB
  * 12 against 3.9-6.4, so 8 KiB stays in the ring.  Not in virtual time
