@@ -90,6 +90,10 @@ typedef struct glex_params {
 } glex_params_t;
 
 #define GLEX_INLINE_CAP 256u       /* largest inline_max accepted */
+/* the largest copy between processes of one host written by the sender
+ * into the receiving unit's eager pages (a memcpy, no credit awaited);
+ * larger ones are placed by DMA in the receiver's buffer (doc/nic-model.md) */
+#define GLEX_EAGER_BYTES (64u * 1024u)
 #define GLEX_MAX_JOBS 256u         /* JobID is 8 bits */
 #define GLEX_MAX_NODES (1u << 24)  /* NodeID is 24 bits */
 #define GLEX_MAX_VPS 2048u         /* VP is 11 bits */

@@ -664,7 +664,7 @@ void glex_ram_release(glex_fabric_t *f, uint32_t unit, const glex_area_t *a);
  * on one bitmap word and given back by the receiver: no lock.  Acquire
  * returns the byte offset in node's unit RAM, or -1 when no run is free (the
  * sender then asks for credit). */
-#define GLEX_EAGER_MAX (64u * 1024u)
+#define GLEX_EAGER_MAX GLEX_EAGER_BYTES
 /* n consecutive pages (1..64) as a bitmap mask at bit at */
 static inline uint64_t glex_page_mask(uint32_t n, uint32_t at)
 {

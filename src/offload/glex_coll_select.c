@@ -475,8 +475,15 @@ uint64_t glex_sel_segment_bytes(const glex_group_t *g, const glex_coll_args_t *a
         /* auto, a bcast between two: nothing is forwarded, so nothing to
          * pipeline; one segment (from 1 MiB the receiver's NIC then reads
          * half of it itself): 4 MiB 330-510 us against 1580-2170 in 1 MiB
-         * segments, in turn (bench/results/2026-11-27/NOTES.md) */
-        seg = bytes;
+         * segments, in turn (bench/results/2026-11-27/NOTES.md).  But where
+         * the DMA is dear a copy above the eager size, placed by DMA, costs
+         * a system call at 8x a memcpy: segments of the eager size, each
+         * copied into the receiver's unit RAM while the receiver copies the
+         * last one out (AMD EPYC VM, 128 KiB 4.8 against 13 us, 1 MiB 38-41
+         * against 73, 4 MiB 164-172 against 223; 128 KiB segments as slow
+         * as one: bench/results/2026-12-02/NOTES.md) */
+        seg = read_transfers_fit(g) && !glex_dma_read_cheap(g->f) && bytes > GLEX_EAGER_BYTES
+                  ? GLEX_EAGER_BYTES : bytes;
     if (!seg) /* auto: half the message within [256 KiB, 1 MiB] (measured: fewer, larger
                * DMA pulses beat deeper pipelining on this machine, 2 and 8 ranks) */
         seg = bytes / 2 < SEG_AUTO_MIN ? SEG_AUTO_MIN : bytes / 2 > SEG_AUTO_MAX ? SEG_AUTO_MAX
