@@ -159,7 +159,13 @@ static const sel_row_t allreduce_rows[] = {
      * turn (1 MiB: 3660 against 4140 the other way; 8 ranks, 512 KiB:
      * Rabenseifner 930 against 1520), NOTES 2026-11-29 */
     { 8, 1, 1024 * KIB, GLEX_ALGO_BINOMIAL, false },
-    { 3, 1, 512 * KIB, GLEX_ALGO_BINOMIAL, false },
+    /* at 3-7 processes per CPU binomial below 128 KiB; from there
+     * recursive doubling (then Rabenseifner from 512 KiB), within noise of
+     * each other, where binomial lost 1.2-1.9x in 4 sets of 5 runs at 8
+     * ranks on 2 CPUs (128 KiB 182-225 / 197-273 against 243-393 us, 512
+     * KiB 516 / 594 against 986) and at 6 (AMD EPYC VM,
+     * bench/results/2026-12-02/NOTES.md) */
+    { 3, 1, 128 * KIB, GLEX_ALGO_BINOMIAL, false },
     { 1, 1, 512 * KIB, GLEX_ALGO_RECURSIVE_DOUBLING, false },
     { 1, 4, ANY, GLEX_ALGO_RABENSEIFNER, false },
     { 1, 1, ANY, GLEX_ALGO_RECURSIVE_DOUBLING, false },
