@@ -84,6 +84,8 @@ typedef struct held {
     glex_rqe_t e;
 } held_t;
 static held_t *held_head, *held_tail;
+/* 1 inside MPIDI_GLEX_am_poll's batch of handlers (which may send) */
+static int in_batch;
 
 static int post_error(int rc)
 {
@@ -488,8 +490,21 @@ int MPIDI_GLEX_send_msg(uint32_t node, int handler_id, const void *am_hdr, MPI_A
     }
 
     MPIDI_GLEX_ring_slot_t rs;
-    if (MPIDI_GLEX_ring_reserve(node, data_sz,
-                                contig ? (uintptr_t) data + (uintptr_t) true_lb : 0, &rs)) {
+    uintptr_t at = contig ? (uintptr_t) data + (uintptr_t) true_lb : 0;
+    int room = MPIDI_GLEX_ring_reserve(node, data_sz, at, &rs);
+    if (room < 0 && !in_batch) {
+        /* full until node's credit, which may wait in our receive queue: a
+         * stream of sends calls no progress (OSU bibw, a window of 64 of 8
+         * KiB each way: a quarter of them went by rendezvous, here a DMA
+         * read at 8x a copy).  Take what arrived (as MPICH's own netmods
+         * poll when a send finds no resources; not from inside a batch,
+         * whose handlers may be sending this), then look again. */
+        int work;
+        mpi_errno = MPIDI_GLEX_am_poll(&work);
+        MPIR_ERR_CHECK(mpi_errno);
+        room = MPIDI_GLEX_ring_reserve(node, data_sz, at, &rs);
+    }
+    if (room > 0) {
         mpi_errno = send_ring(node, &w, am_hdr, am_hdr_sz, data, count, datatype, contig,
                               true_lb, data_sz, &rs, handler_id, sreq);
         MPIR_ERR_CHECK(mpi_errno);
@@ -710,7 +725,7 @@ static struct {
     int kind;
     uint64_t cookie;
 } acks_held[RQ_BATCH];
-static int acks_nheld, in_batch;
+static int acks_nheld;
 
 static int send_ack(uint32_t node, int kind, uint64_t cookie)
 {

@@ -154,10 +154,10 @@ void MPIDI_GLEX_ring_sizes(uint64_t * near, uint64_t * far);
 /* the largest message a ring takes: from any sender, and to a process of
  * this host that runs (auto: smaller where the DMA reads cheaply) */
 void MPIDI_GLEX_ring_msg_max(MPI_Aint * any, MPI_Aint * near_running);
-/* room for len bytes in our ring at node: 1 and *slot, or 0 (larger than
- * GLEX_RDMA_EAGER or a quarter ring, full, rings off or none at node); the
- * slot starts at src's offset in a cache line (src: where the data is, 0
- * when it is packed first) */
+/* room for len bytes in our ring at node: 1 and *slot; -1 when full until
+ * node's next credit; 0 otherwise (larger than GLEX_RDMA_EAGER or a quarter
+ * ring, rings off or none at node); the slot starts at src's offset in a
+ * cache line (src: where the data is, 0 when it is packed first) */
 int MPIDI_GLEX_ring_reserve(uint32_t node, MPI_Aint len, uintptr_t src,
                             MPIDI_GLEX_ring_slot_t * slot);
 /* the word in our registered region with which a rendezvous receiver

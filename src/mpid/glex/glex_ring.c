@@ -249,7 +249,7 @@ int MPIDI_GLEX_ring_reserve(uint32_t node, MPI_Aint len, uintptr_t src,
     uint64_t off = t->wpos % t->len;
     uint64_t skip = off + need > t->len ? t->len - off : 0;     /* to the ring's start */
     if (t->wpos + skip + need - t->credit > t->len)
-        return 0;       /* full until the next credit */
+        return -1;      /* full until the next credit */
     slot->off = (uint32_t) ((off + skip) % t->len + lead);
     slot->used = (uint32_t) (skip + need);
     slot->remote = t->remote + slot->off;
