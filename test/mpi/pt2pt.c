@@ -14,6 +14,11 @@
  *        pt2pt stream BYTES N  only N messages of BYTES from rank 0 to the
  *                              last rank, each checked (with GLEX_VERBOSE=2
  *                              the protocol counts say how they went)
+ *        pt2pt window BYTES N  rank 0 posts N MPI_Isend of BYTES to the last
+ *                              rank (its receives posted first) and waits,
+ *                              then, 0.1 s later, N more; each checked (the
+ *                              second window must take the credits the
+ *                              receiver returned meanwhile for the ring)
  *        pt2pt busy FILE       rank 0 sends 1 MiB with MPI_Isend, then computes
  *                              outside MPI until the last rank has received it
  *                              (it creates FILE), at most 20 s: a receiver
@@ -592,6 +597,55 @@ static void stream(long len, int n)
     free(buf);
 }
 
+/* Two windows of n sends of len bytes each, rank 0 to the last, 0.1 s
+ * apart (rank 0 outside MPI in between), every receive posted before the
+ * first send, each message checked.  A window that fits the ring goes by
+ * it; in the pause the receiver takes it all and returns the credits,
+ * which wait in rank 0's receive queue (its calls since ran no progress):
+ * the second window's sends must take them to find the ring's room. */
+static void window(long len, int n)
+{
+    int last = size - 1;
+    if (size < 2 || (rank != 0 && rank != last)) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        return;
+    }
+    int total = 2 * n;
+    unsigned char *buf = malloc((size_t) len * (size_t) total + 1);
+    MPI_Request *req = malloc(sizeof *req * (size_t) total);
+    MPI_Status *st = malloc(sizeof *st * (size_t) total);
+    for (int k = 0; k < total; k++) {
+        unsigned char *b = buf + (size_t) len * (size_t) k;
+        if (rank == 0)
+            for (long i = 0; i < len; i++)
+                b[i] = pattern(i, k);
+        else
+            MT_MPI(MPI_Irecv(b, (int) len, MPI_BYTE, 0, 31, MPI_COMM_WORLD, &req[k]));
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int w = 0; w < 2 && rank == 0; w++) {
+        for (int k = w * n; k < (w + 1) * n; k++)
+            MT_MPI(MPI_Isend(buf + (size_t) len * (size_t) k, (int) len, MPI_BYTE, last, 31,
+                             MPI_COMM_WORLD, &req[k]));
+        MT_MPI(MPI_Waitall(n, req + w * n, st));
+        if (w == 0)
+            nanosleep(&(struct timespec) { 0, 100000000L }, NULL);
+    }
+    if (rank == last)
+        MT_MPI(MPI_Waitall(total, req, st));
+    for (int k = 0; k < total && rank == last; k++) {
+        const unsigned char *b = buf + (size_t) len * (size_t) k;
+        long bad = -1;
+        for (long i = 0; i < len && bad < 0; i++)
+            if (b[i] != pattern(i, k))
+                bad = i;
+        MT_CHECK(bad < 0, "window message %d of %ld bytes: byte %ld wrong", k, len, bad);
+    }
+    free(st);
+    free(req);
+    free(buf);
+}
+
 static double cpu_s(void)
 {
     struct rusage u;
@@ -830,6 +884,12 @@ int main(int argc, char **argv)
     if (argc == 4 && !strcmp(argv[1], "stream")) {
         stream(atol(argv[2]), atoi(argv[3]));
         int rc = mt_finish("pt2pt stream");
+        MPI_Finalize();
+        return rc;
+    }
+    if (argc == 4 && !strcmp(argv[1], "window")) {
+        window(atol(argv[2]), atoi(argv[3]));
+        int rc = mt_finish("pt2pt window");
         MPI_Finalize();
         return rc;
     }
