@@ -575,6 +575,21 @@ static void crossed_floods(void)
     free(at);
 }
 
+/* message k's pattern, filled in / the first wrong byte of it (-1: none) */
+static void fill_pattern(unsigned char *b, long len, int k)
+{
+    for (long i = 0; i < len; i++)
+        b[i] = pattern(i, k);
+}
+
+static long first_wrong(const unsigned char *b, long len, int k)
+{
+    for (long i = 0; i < len; i++)
+        if (b[i] != pattern(i, k))
+            return i;
+    return -1;
+}
+
 /* n messages of len bytes, rank 0 to the last, in order, each checked */
 static void stream(long len, int n)
 {
@@ -582,15 +597,11 @@ static void stream(long len, int n)
     unsigned char *buf = malloc((size_t) len + 1);
     for (int k = 0; k < n && size > 1; k++) {
         if (rank == 0) {
-            for (long i = 0; i < len; i++)
-                buf[i] = pattern(i, k);
+            fill_pattern(buf, len, k);
             MT_MPI(MPI_Send(buf, (int) len, MPI_BYTE, last, 30, MPI_COMM_WORLD));
         } else if (rank == last) {
             MT_MPI(MPI_Recv(buf, (int) len, MPI_BYTE, 0, 30, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-            long bad = -1;
-            for (long i = 0; i < len && bad < 0; i++)
-                if (buf[i] != pattern(i, k))
-                    bad = i;
+            long bad = first_wrong(buf, len, k);
             MT_CHECK(bad < 0, "stream message %d of %ld bytes: byte %ld wrong", k, len, bad);
         }
     }
@@ -617,8 +628,7 @@ static void window(long len, int n)
     for (int k = 0; k < total; k++) {
         unsigned char *b = buf + (size_t) len * (size_t) k;
         if (rank == 0)
-            for (long i = 0; i < len; i++)
-                b[i] = pattern(i, k);
+            fill_pattern(b, len, k);
         else
             MT_MPI(MPI_Irecv(b, (int) len, MPI_BYTE, 0, 31, MPI_COMM_WORLD, &req[k]));
     }
@@ -634,11 +644,7 @@ static void window(long len, int n)
     if (rank == last)
         MT_MPI(MPI_Waitall(total, req, st));
     for (int k = 0; k < total && rank == last; k++) {
-        const unsigned char *b = buf + (size_t) len * (size_t) k;
-        long bad = -1;
-        for (long i = 0; i < len && bad < 0; i++)
-            if (b[i] != pattern(i, k))
-                bad = i;
+        long bad = first_wrong(buf + (size_t) len * (size_t) k, len, k);
         MT_CHECK(bad < 0, "window message %d of %ld bytes: byte %ld wrong", k, len, bad);
     }
     free(st);
