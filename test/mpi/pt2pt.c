@@ -56,6 +56,21 @@ static unsigned char pattern(long i, int salt)
     return (unsigned char) (i * 131 + salt * 17 + (i >> 8));
 }
 
+/* message k's pattern, filled in / the first wrong byte of it (-1: none) */
+static void fill_pattern(unsigned char *b, long len, int k)
+{
+    for (long i = 0; i < len; i++)
+        b[i] = pattern(i, k);
+}
+
+static long first_wrong(const unsigned char *b, long len, int k)
+{
+    for (long i = 0; i < len; i++)
+        if (b[i] != pattern(i, k))
+            return i;
+    return -1;
+}
+
 static void pingpong(void)
 {
     if (size < 2)
@@ -230,8 +245,7 @@ static void ring_stream(void)
                     MT_MPI(MPI_Send(src, 1, vec, last, 20 + pass, MPI_COMM_WORLD));
                 } else {
                     unsigned char *b = bufs + (size_t) i * MAXB;
-                    for (int k = 0; k < n; k++)
-                        b[k] = pattern(k, i + pass);
+                    fill_pattern(b, n, i + pass);
                     MT_MPI(MPI_Isend(b, n, MPI_BYTE, last, 20 + pass, MPI_COMM_WORLD, &rq[i]));
                 }
                 if (i % 2)
@@ -262,9 +276,7 @@ static void ring_stream(void)
                 } else {
                     MT_CHECK(cnt == n, "ring stream %d message %d: %d bytes, expected %d",
                              pass, i, cnt, n);
-                    for (int k = 0; k < n && bad < 0; k++)
-                        if (b[k] != pattern(k, i + pass))
-                            bad = k;
+                    bad = (int) first_wrong(b, n, i + pass);
                 }
                 MT_CHECK(bad < 0, "ring stream %d message %d: element %d wrong", pass, i, bad);
             }
@@ -321,8 +333,7 @@ static void matching(void)
         if (rank == 0) {
             MPI_Request rq[3];
             for (int m = 0; m < 3; m++) {
-                for (long i = 0; i < lens[m]; i++)
-                    buf[m][i] = pattern(i, m + pass);
+                fill_pattern(buf[m], lens[m], m + pass);
                 if (pass)
                     MT_MPI(MPI_Issend(buf[m], (int) lens[m], MPI_BYTE, last, 40 + m, c, &rq[m]));
                 else
@@ -339,10 +350,7 @@ static void matching(void)
                 MT_MPI(MPI_Recv(buf[m], (int) lens[m], MPI_BYTE, MPI_ANY_SOURCE, 40 + m, c, &st));
                 int cnt;
                 MPI_Get_count(&st, MPI_BYTE, &cnt);
-                long bad = -1;
-                for (long i = 0; i < lens[m] && bad < 0; i++)
-                    if (buf[m][i] != pattern(i, m + pass))
-                        bad = i;
+                long bad = first_wrong(buf[m], lens[m], m + pass);
                 MT_CHECK(cnt == lens[m] && st.MPI_SOURCE == 0 && st.MPI_TAG == 40 + m && bad < 0,
                          "unexpected message %d (pass %d): count %d source %d tag %d byte %ld",
                          m, pass, cnt, st.MPI_SOURCE, st.MPI_TAG, bad);
@@ -554,8 +562,7 @@ static void crossed_floods(void)
     unsigned char *out = malloc((size_t) total), *in = malloc((size_t) total);
     MPI_Request *rq = malloc(sizeof *rq * 2 * MSGS);
     MPI_Status *st = malloc(sizeof *st * 2 * MSGS);
-    for (long i = 0; i < total; i++)
-        out[i] = pattern(i, rank);
+    fill_pattern(out, total, rank);
     for (int k = 0; k < MSGS; k++)
         MT_MPI(MPI_Irecv(in + at[k], (int) (at[k + 1] - at[k]), MPI_BYTE, left, 40,
                          MPI_COMM_WORLD, &rq[k]));
@@ -563,31 +570,13 @@ static void crossed_floods(void)
         MT_MPI(MPI_Isend(out + at[k], (int) (at[k + 1] - at[k]), MPI_BYTE, right, 40,
                          MPI_COMM_WORLD, &rq[MSGS + k]));
     MT_MPI(MPI_Waitall(2 * MSGS, rq, st));
-    bad = -1;
-    for (long i = 0; i < total && bad < 0; i++)
-        if (in[i] != pattern(i, left))
-            bad = i;
+    bad = first_wrong(in, total, left);
     MT_CHECK(bad < 0, "crossed rendezvous: byte %ld of %ld wrong", bad, total);
     free(st);
     free(rq);
     free(in);
     free(out);
     free(at);
-}
-
-/* message k's pattern, filled in / the first wrong byte of it (-1: none) */
-static void fill_pattern(unsigned char *b, long len, int k)
-{
-    for (long i = 0; i < len; i++)
-        b[i] = pattern(i, k);
-}
-
-static long first_wrong(const unsigned char *b, long len, int k)
-{
-    for (long i = 0; i < len; i++)
-        if (b[i] != pattern(i, k))
-            return i;
-    return -1;
 }
 
 /* n messages of len bytes, rank 0 to the last, in order, each checked */
@@ -692,8 +681,7 @@ static void busy_sender(const char *file)
     MT_MPI(MPI_Barrier(MPI_COMM_WORLD));
     if (rank == 0) {
         MPI_Request rq;
-        for (long i = 0; i < N; i++)
-            buf[i] = pattern(i, 5);
+        fill_pattern(buf, N, 5);
         MT_MPI(MPI_Isend(buf, N, MPI_BYTE, last, 50, MPI_COMM_WORLD, &rq));
         MT_CHECK(compute_until(file), "the receiver had not received 1 MiB after 20 s of "
                  "the sender computing outside MPI");
@@ -701,10 +689,7 @@ static void busy_sender(const char *file)
     } else if (rank == last) {
         MT_MPI(MPI_Recv(buf, N, MPI_BYTE, 0, 50, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
         create(file);
-        long bad = -1;
-        for (long i = 0; i < N && bad < 0; i++)
-            if (buf[i] != pattern(i, 5))
-                bad = i;
+        long bad = first_wrong(buf, N, 5);
         MT_CHECK(bad < 0, "1 MiB from a busy sender: byte %ld wrong", bad);
     }
     MT_MPI(MPI_Barrier(MPI_COMM_WORLD));
