@@ -251,14 +251,14 @@ static uint64_t node0_dma_reads(glex_tctx_t *c)
 /* 'auto' for a bcast of 3 ranks with a CPU each, by GLEX_READ_KB
  * (c->arg: its value, or NULL for auto): from that size every member's NIC
  * reads the root's buffer (flat_read) up to 1 MiB, below and above it
- * binomial; auto from 8 KiB
- * where the segment measured a DMA read of at most 2.5x a copy, else
- * never; a 16 KiB bcast then runs right */
+ * binomial; auto from the size the segment measured the DMA read to pay
+ * from (glex_dma_read_from_kb), or never; a 16 KiB bcast then runs right */
 static int bcast_read(glex_tctx_t *c)
 {
     const char *setting = c->arg;
     uint32_t cost = glex_dma_read_cost(c->f);
-    uint64_t from = setting ? (uint64_t)atoi(setting) * 1024u : cost && cost <= 250 ? 8192u : 0;
+    uint64_t from = setting ? (uint64_t)atoi(setting) * 1024u
+                            : (uint64_t)glex_dma_read_from_kb(c->f) * 1024u;
     static uint8_t buf[65536];
     glex_coll_args_t a = { .kind = GLEX_COLL_BCAST, .type = GLEX_UINT8, .sendbuf = buf,
                            .recvbuf = buf, .blocking = 1 };
@@ -272,8 +272,8 @@ static int bcast_read(glex_tctx_t *c)
         glex_algo_t want = from && sizes[i] >= from && sizes[i] < (1u << 20) ? GLEX_ALGO_FLAT_READ
                                                                              : GLEX_ALGO_BINOMIAL;
         int id = glex_case(c, "auto at 3 ranks, a CPU each, GLEX_READ_KB=%s (DMA read "
-                              "%.2fx a copy): bcast %llu B %s",
-                           setting ? setting : "auto", cost / 100.0,
+                              "%.2fx a copy, pays from %u KiB): bcast %llu B %s",
+                           setting ? setting : "auto", cost / 100.0, glex_dma_read_from_kb(c->f),
                            (unsigned long long)sizes[i], glex_algo_name(want));
         glex_algo_t got = GLEX_ALGO_AUTO;
         if (glex_coll_resolve(c->g, &a, &got) || got != want)

@@ -45,8 +45,8 @@ done
 ok $both "glex-info --job shows both ranks' VP counters of a running job"
 echo "$out" | awk '/Unit counters/{f=1;next} f && $1 ~ /^[0-9]+$/ && $3 > 0 {c++} END{exit c>=1?0:1}'
 ok $? "and unit counters with buffered packets"
-echo "$out" | grep -Eq "DMA read of another process's (64 KiB: [0-9]+\.[0-9][0-9]x the host's copy|memory: refused)"
-ok $? "and this machine's DMA read against a copy, measured when the segment was created"
+echo "$out" | grep -Eq "DMA read of another process's (64 KiB: [0-9]+\.[0-9][0-9]x the host's copy.*; read in place (from (8|16|32|64) KiB|never)|memory: refused)"
+ok $? "and this machine's DMA read against a copy, measured when the segment was created, with the size it pays from"
 wait $bp; ok $? "the benchmark run finished"
 rm -f /tmp/glex-info.$$
 echo "1..$n"

@@ -16,7 +16,7 @@
 extern "C" {
 #endif
 
-#define GLEX_ABI_VERSION 17u
+#define GLEX_ABI_VERSION 18u
 
 /* ---- error codes (all negative; 0 is success) ---- */
 enum {
@@ -721,11 +721,21 @@ int glex_node_has_cpu(glex_fabric_t *f, uint32_t node);
  * of 20 each), measured once per job when this host's segment was created:
  * the same for every process of the host; 0 when the read is refused */
 uint32_t glex_dma_read_cost(const glex_fabric_t *f);
-/* 1 when that read costs at most GLEX_DMA_READ_CHEAP_X100 / 100 copies:
- * where reading a peer's buffer in place beats copying it through memory
- * both sides touch (two crossings of the CPUs); the bound that collectives
- * (GLEX_READ_KB) and point-to-point (GLEX_RDMA_EAGER) take on auto */
+/* the same read of a buffer another CPU just wrote against the route it
+ * replaces, one CPU copying the bytes into memory both see and the other
+ * copying them out, x100 at 64 KiB; 0 when not measured (one CPU, or the
+ * read refused) */
+uint32_t glex_dma_pair_cost(const glex_fabric_t *f);
+/* the smallest size, in KiB (8, 16, 32 or 64), from which that read costs
+ * at most the copy pair at every size measured up to 64 KiB: where a NIC
+ * reading a peer's buffer in place beats copying it through memory both
+ * sides touch; 0 = it never does.  Without the pair measurement: 8 where
+ * the read costs at most GLEX_DMA_READ_CHEAP_X100 / 100 copies, else 0.
+ * What collectives (GLEX_READ_KB) and point-to-point (GLEX_RDMA_EAGER) take
+ * on auto. */
+uint32_t glex_dma_read_from_kb(const glex_fabric_t *f);
 #define GLEX_DMA_READ_CHEAP_X100 400u
+/* 1 when the read pays at 64 KiB (glex_dma_read_from_kb is not 0) */
 int glex_dma_read_cheap(const glex_fabric_t *f);
 
 #ifdef __cplusplus

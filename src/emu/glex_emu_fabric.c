@@ -253,7 +253,7 @@ static int create_new(glex_fabric_t *f, int fd, const glex_params_t *p, uint32_t
     f->hdr->vtm = *vtm;
     f->hdr->owner_uid = getuid();
     glex_jobs_init(f->hdr);
-    f->hdr->dma_read_x100 = glex_calib_dma_read();
+    glex_calib_dma(&f->hdr->dma);
     glex_proc_self(&f->hdr->creator_pid, &f->hdr->creator_start);
     atomic_store(&f->hdr->refcount, 1);
     f->hdr->magic = GLEX_MAGIC;

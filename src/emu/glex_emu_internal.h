@@ -263,6 +263,15 @@ typedef struct glex_mc_dest {
 int glex_mcast_flood(glex_fabric_t *f, glex_gid_t gid, uint32_t src, uint64_t pkts,
                      uint64_t bytes, glex_mc_dest_t *out, uint32_t cap, uint32_t *n);
 
+/* the DMA read's costs (x100; read_x100 0: the read is refused) and the
+ * size from which reading in place pays (0: never up to 64 KiB) */
+typedef struct {
+    uint32_t read_x100;    /* against the host's copy of 64 KiB */
+    uint32_t pair_x100;    /* against the copy pair across CPUs, 64 KiB; 0: not measured */
+    uint32_t read_from_kb; /* 8, 16, 32, 64 or 0 */
+    uint32_t pad;
+} glex_dma_calib_t;
+
 typedef struct glex_shm_header {
     uint64_t magic;
     uint32_t abi;
@@ -299,13 +308,13 @@ typedef struct glex_shm_header {
     uint64_t off_routers, router_stride, off_links, off_groups;
     uint32_t net_k, net_levels, net_routers, net_mask_words, mc_entry_size;
     uint32_t net_level_base[GLEX_NET_MAX_LEVELS + 1]; /* first router of each level */
-    /* this machine's DMA read against a copy, x100, measured by the
-     * creator (glex_emu_calib.c); 0: the read is refused */
-    uint32_t dma_read_x100;
+    /* this machine's DMA read, measured by the creator (glex_emu_calib.c) */
+    glex_dma_calib_t dma;
 } glex_shm_header_t;
 
-/* the DMA read's cost against a copy on this machine, x100 (0: refused) */
-uint32_t glex_calib_dma_read(void);
+/* measure this machine's DMA read against a copy and against the copy pair
+ * across CPUs it replaces (glex_emu_calib.c) */
+void glex_calib_dma(glex_dma_calib_t *c);
 
 /* the layout of the network part of the segment; returns its bytes */
 uint64_t glex_net_layout(glex_shm_header_t *h, const glex_params_t *p, uint32_t nnodes,

@@ -234,28 +234,30 @@ static bool flat_one_step(const glex_group_t *g, const glex_coll_args_t *a, cons
 /* A bcast of a few ranks on one host from this size is read by every
  * member's NIC from the root's buffer (flat_read: one DMA read a member)
  * instead of copied through the receiving unit's RAM (the eager path: the
- * root's copy in, the member's copy out, both across CPUs), where this
- * machine's DMA read costs at most 4 copies (its segment measured it,
- * glex_dma_read_cheap).  On an Intel Xeon VM (2.2 at 64 KiB): 2 ranks,
- * 16 KiB 1.55 against 2.8 us, 64 KiB 3.2 against 9.8 (Open MPI 1.5, 3.3);
- * 4 ranks on 2 CPUs 32 KiB 4.9-8 against 12-17.5; even at 4 KiB, slower
- * below (the read's system call).  On an AMD EPYC VM (7.7-8.1) the read lost:
- * 4 ranks, 8-64 KiB, 17-31 against flat's 7-15; 2 ranks 2.8-8.4 against
- * binomial's 0.55-2.35 (bench/results/2026-12-01, 2026-11-28 and
- * 2026-12-02/NOTES.md).  From 8 ranks with processes sharing CPUs the
- * table takes flat_read at every size already; with a CPU each it is not
- * measured here, so the trees stay.  Up to 1 MiB: from there the binomial
- * copy is split between both NICs (the sender's DMA writes, the receiver's
- * reads), one read is not (2 ranks, 4 MiB 217-225 against 433-528 us; 128-512
- * KiB even). */
-#define READ_AUTO_KB 8u
+ * root's copy in, the member's copy out, both across CPUs): from the size
+ * at which this machine's DMA read costs at most that copy pair (its
+ * segment measured it, glex_dma_read_from_kb).  On an Intel Xeon VM (read
+ * 2.2 copies at 64 KiB): 2 ranks, 16 KiB 1.55 against 2.8 us, 64 KiB 3.2
+ * against 9.8 (Open MPI 1.5, 3.3); 4 ranks on 2 CPUs 32 KiB 4.9-8 against
+ * 12-17.5; even at 4 KiB, slower below (the read's system call).  On an AMD
+ * EPYC VM (7.7-8.1 copies, the pair fast) the read lost: 4 ranks, 8-64 KiB,
+ * 17-31 against flat's 7-15; 2 ranks 2.8-8.4 against binomial's 0.55-2.35;
+ * on a second one (5 copies, 0.9 of the pair at 64 KiB, 1.1-1.6 at 16-32)
+ * 2 ranks 8 KiB 2.9 against 1.0, 64 KiB 6.8 against 8.5 (bench/results/
+ * 2026-12-01, 2026-11-28 and 2026-12-02/NOTES.md).  From 8 ranks with
+ * processes sharing CPUs the table takes flat_read at every size already;
+ * with a CPU each it is not measured here, so the trees stay.  Up to 1 MiB:
+ * from there the binomial copy is split between both NICs (the sender's
+ * DMA writes, the receiver's reads), one read is not (2 ranks, 4 MiB
+ * 217-225 against 433-528 us; 128-512 KiB even). */
 #define BCAST_READ_BELOW (1024u * 1024u)
 #define READ_MAX_RANKS 7u
 static uint64_t read_min_bytes(const glex_group_t *g)
 {
     if (g->pol.read_kb >= 0)
         return g->pol.read_kb ? (uint64_t)g->pol.read_kb * 1024u : UINT64_MAX;
-    return glex_dma_read_cheap(g->f) ? READ_AUTO_KB * 1024u : UINT64_MAX;
+    uint32_t kb = glex_dma_read_from_kb(g->f);
+    return kb ? (uint64_t)kb * 1024u : UINT64_MAX;
 }
 
 /* A binomial reduce read in place: each child offers its vector and its

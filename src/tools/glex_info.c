@@ -187,9 +187,18 @@ static int show_job(const char *job, int all)
     const glex_params_t *p = glex_fabric_params(f);
     printf("Job %s: segment %s, %u nodes\n", job, glex_fabric_name(f), glex_fabric_nnodes(f));
     uint32_t cost = glex_dma_read_cost(f);
-    if (cost)
+    uint32_t pair = glex_dma_pair_cost(f), from = glex_dma_read_from_kb(f);
+    char from_s[32] = "never";
+    if (from)
+        snprintf(from_s, sizeof from_s, "from %u KiB", from);
+    if (cost && pair)
+        printf("  DMA read of another process's 64 KiB: %.2fx the host's copy, %.2fx a copy "
+               "across CPUs and back out (measured when the segment was created); read in "
+               "place %s\n", cost / 100.0, pair / 100.0, from_s);
+    else if (cost)
         printf("  DMA read of another process's 64 KiB: %.2fx the host's copy (measured when "
-               "the segment was created)\n", cost / 100.0);
+               "the segment was created; no second CPU to compare across); read in place %s\n",
+               cost / 100.0, from_s);
     else
         printf("  DMA read of another process's memory: refused (cross-memory attach "
                "not permitted)\n");

@@ -223,7 +223,8 @@ proto() { # proto BYTES N ENV...: pt2pt stream BYTES N at 2 ranks, GLEX_VERBOSE=
   frag=$(echo "$line" | sed -n 's/.* \([0-9]*\) fragmented,.*/\1/p')
   rndv=$(echo "$line" | sed -n 's/.* \([0-9]*\) rendezvous;.*/\1/p')
   near_max=$(echo "$line" | sed -n 's/.*bytes, \([0-9]*\) to a running process.*/\1/p')
-  cost=$(echo "$line" | sed -n 's/.*(DMA read \([0-9.]*\)x a copy).*/\1/p')
+  cost=$(echo "$line" | sed -n 's/.*(DMA read \([0-9.]*\)x a copy, .*/\1/p')
+  read_from=$(echo "$line" | sed -n 's/.*pays from \([0-9]*\) KiB).*/\1/p')
   line=$(grep "glex: rank 1: active messages sent" "$out/log")
   offered=$(echo "$line" | sed -n 's/.*offered to the sender: \([0-9]*\),.*/\1/p')
   written=$(echo "$line" | sed -n 's/.*written by its NIC: \([0-9]*\);.*/\1/p')
@@ -264,17 +265,18 @@ else
 fi
 # GLEX_RDMA_EAGER auto: 16 KiB to a process with a CPU goes through the
 # ring, or by a rendezvous (read in place) where this job measured the DMA
-# read at most 4x a copy; set, the ring takes it whatever the cost
+# read to pay from 16 KiB or less (it then takes the ring to 8 KiB); set,
+# the ring takes it whatever the cost
 proto 16384 200
 want=65536
-[ -n "$cost" ] && awk "BEGIN { exit !($cost <= 4) }" && want=8192
+case "$read_from" in 8|16) want=8192 ;; esac
 if [ $rc = 0 ] && grep -q "pt2pt stream: 600 checks, 0 errors" "$out/log" &&
    [ "$near_max" = "$want" ] &&
    { { [ "$want" = 65536 ] && [ "${ring:-0}" -gt 0 ]; } ||
      { [ "$want" = 8192 ] && [ "$ring" = 0 ] && [ "$rndv" = 200 ]; }; }; then
-  ok "200 messages of 16 KiB, GLEX_RDMA_EAGER auto: ring to $near_max bytes (DMA read ${cost:-refused}x), $ring ring, $rndv rendezvous"
+  ok "200 messages of 16 KiB, GLEX_RDMA_EAGER auto: ring to $near_max bytes (DMA read ${cost:-refused}x a copy, pays from ${read_from:-?} KiB), $ring ring, $rndv rendezvous"
 else
-  notok "16 KiB messages, auto: exit $rc, DMA read '$cost', limit '$near_max' (want $want), ring '$ring', rendezvous '$rndv'"
+  notok "16 KiB messages, auto: exit $rc, DMA read '$cost', pays from '$read_from' KiB, limit '$near_max' (want $want), ring '$ring', rendezvous '$rndv'"
   tail -5 "$out/log" | sed 's/^/# /'
 fi
 proto 16384 200 GLEX_RDMA_EAGER=65536

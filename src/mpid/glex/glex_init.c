@@ -341,9 +341,13 @@ int MPIDI_GLEX_mpi_finalize_hook(void)
         MPIDI_GLEX_ring_sizes(&near, &far);
         MPIDI_GLEX_ring_msg_max(&any, &near_running);
         uint32_t cost = glex_dma_read_cost(MPIDI_GLEX_global.fabric);
-        char read[48] = "DMA read refused";
+        uint32_t pair = glex_dma_pair_cost(MPIDI_GLEX_global.fabric);
+        uint32_t from = glex_dma_read_from_kb(MPIDI_GLEX_global.fabric);
+        char read[96] = "DMA read refused";
         if (cost)
-            snprintf(read, sizeof read, "DMA read %u.%02ux a copy", cost / 100u, cost % 100u);
+            snprintf(read, sizeof read, "DMA read %u.%02ux a copy, %u.%02ux a copy pair, "
+                     "pays from %u KiB", cost / 100u, cost % 100u, pair / 100u, pair % 100u,
+                     from);
         fprintf(stderr, "glex: rank %d: active messages sent: %llu inline, %llu ring, "
                 "%llu fragmented, %llu rendezvous; rendezvous received with half offered to the "
                 "sender: %llu, of them written by its NIC: %llu; "

@@ -41,8 +41,8 @@
 /* messages through a ring: at most GLEX_RDMA_EAGER bytes (read with the
  * other settings, glex_init.c) and a quarter ring.  auto: 64 KiB, but to a
  * process of this host at most NEAR_READ_MAX where its NIC's DMA read
- * (cross-memory attach) costs at most 4 copies (the segment measured it,
- * glex_dma_read_cheap) and the receiver is running, or can
+ * (cross-memory attach) pays from NEAR_READ_FROM_KB or less (the segment
+ * measured it, glex_dma_read_from_kb) and the receiver is running, or can
  * at once (glex_node_has_cpu): a ring message crosses the CPUs twice (into the
  * ring, out of it), a rendezvous once, and reads a send buffer that stays
  * in both caches.  Intel Xeon VM (2.2), 2 ranks, OSU latency 16/32/64
@@ -52,8 +52,12 @@
  * (the model keeps the protocol it was calibrated with), nor to a
  * receiver asleep or waiting for a CPU (OSU mbw_mr at 4 processes on 2
  * CPUs, 16 KiB: 5-6 GB/s read against 8.5 by the ring: a rendezvous waits
- * for its receiver to run, a ring message does not). */
+ * for its receiver to run, a ring message does not).  Where the read pays
+ * only from 32 KiB (a second AMD EPYC VM, its CPUs exchanging lines
+ * slowly) the ring still won at 64 KiB: latency 5.1-5.5 us against 8.4-8.8
+ * read, bw 19 GB/s against 7-16 (NOTES 2026-12-02, third session). */
 #define NEAR_READ_MAX 8192
+#define NEAR_READ_FROM_KB 16u
 
 typedef struct {
     uint64_t remote;    /* our ring at the destination (its address there); 0: none yet */
@@ -179,8 +183,9 @@ int MPIDI_GLEX_ring_init(void)
     MPI_Aint limit = MPIDI_GLEX_global.rdma_eager;
     R.msg_max = MPL_MIN(limit < 0 ? MPIDI_GLEX_RDMA_EAGER_MAX : limit,
                         (MPI_Aint) (MPL_MAX(R.ring, R.ring_far) / 4));
-    R.near_max = limit < 0 && !glex_fabric_params(f)->vtime && glex_dma_read_cheap(f) ?
-        MPL_MIN(R.msg_max, NEAR_READ_MAX) : R.msg_max;
+    uint32_t read_from = glex_dma_read_from_kb(f);
+    R.near_max = limit < 0 && !glex_fabric_params(f)->vtime && read_from &&
+        read_from <= NEAR_READ_FROM_KB ? MPL_MIN(R.msg_max, NEAR_READ_MAX) : R.msg_max;
     return nh > 1 ? share_bases() : MPI_SUCCESS;
   no_rings:    /* the other protocols carry everything */
     MPIDI_GLEX_ring_finalize();
