@@ -20,8 +20,9 @@
  * The pair needs a second CPU: a helper thread is placed on another online
  * CPU (and this thread on its own) for the measurement only, then this
  * thread's CPU set is restored.  Without one (a single CPU, placement
- * refused, the helper never scheduled) the copy ratio decides: the read
- * pays from 8 KiB where it is at most GLEX_DMA_READ_CHEAP_X100 / 100. */
+ * refused, the measurement not done within PAIR_BUDGET_NS: the other CPU
+ * busy) the copy ratio decides: the read pays from 8 KiB where it is at
+ * most GLEX_DMA_READ_CHEAP_X100 / 100. */
 #define _GNU_SOURCE
 #include "glex_emu_internal.h"
 
@@ -37,7 +38,10 @@
 #define CALIB_ROUNDS 20         /* the best of each: about 0.15 ms in all */
 #define PAIR_MIN_KB 8u          /* the sizes the pair is measured at: 8 .. 64 KiB */
 #define PAIR_ROUNDS 12
-#define HELPER_WAIT_NS 20000000ull /* a helper not answering within this: no pair */
+/* the whole pair measurement takes about 0.5 ms with the other CPU free; a
+ * helper that cannot get it (many processes starting at once) must not
+ * hold the job's start: past this, the copy ratio decides */
+#define PAIR_BUDGET_NS 10000000ull
 
 static int read_self(void *dst, const void *src, size_t n)
 {
@@ -76,7 +80,7 @@ out:
 
 /* the helper on the other CPU: 1 = write the source (a peer producing its
  * buffer), 2 = copy the shared buffer out (a receiver's eager copy); it
- * answers 0, and ends at -1 */
+ * answers 0, and ends at -1 (also one set while it worked) */
 typedef struct {
     _Atomic int cmd;
     size_t n;
@@ -96,16 +100,19 @@ static void *pair_helper(void *arg)
             memset(p->src, (int)(p->n >> 10), p->n);
         else
             glex_copy(p->out, p->shared, p->n);
-        atomic_store_explicit(&p->cmd, 0, memory_order_release);
+        /* answered only if still asked: a stop (-1) set meanwhile, when the
+         * asker gave up waiting, must not be overwritten (it would spin on) */
+        if (!atomic_compare_exchange_strong_explicit(&p->cmd, &c, 0, memory_order_acq_rel,
+                                                     memory_order_acquire))
+            return NULL;
     }
 }
 
-static int pair_ask(pair_t *p, int c)
+static int pair_ask(pair_t *p, int c, uint64_t deadline)
 {
     atomic_store_explicit(&p->cmd, c, memory_order_release);
-    uint64_t t0 = glex_now_ns();
     while (atomic_load_explicit(&p->cmd, memory_order_acquire) != 0)
-        if (glex_now_ns() - t0 > HELPER_WAIT_NS)
+        if (glex_now_ns() > deadline)
             return -1;
     return 0;
 }
@@ -156,18 +163,19 @@ static int pair_choice(uint32_t *from_kb, uint32_t *pair_x100)
      * their steady places: measured from 64 KiB down, the first size's
      * pair came out 30-40% fast) */
     uint32_t from = 0, last_ratio = 0;
+    uint64_t deadline = glex_now_ns() + PAIR_BUDGET_NS;
     for (uint32_t kb = PAIR_MIN_KB; kb <= CALIB_BYTES >> 10; kb *= 2) {
         p.n = (size_t)kb << 10;
         uint64_t best_read = UINT64_MAX, best_pair = UINT64_MAX;
         for (int i = -2; i < PAIR_ROUNDS; i++) {
-            if (pair_ask(&p, 1))
+            if (pair_ask(&p, 1, deadline))
                 goto out;
             uint64_t t0 = glex_now_ns();
             if (read_self(dst, p.src, p.n))
                 goto out;
             uint64_t t1 = glex_now_ns();
             glex_copy(p.shared, dst, p.n);
-            if (pair_ask(&p, 2))
+            if (pair_ask(&p, 2, deadline))
                 goto out;
             uint64_t t2 = glex_now_ns();
             if (i < 0)
