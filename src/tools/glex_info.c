@@ -197,7 +197,8 @@ static int show_job(const char *job, int all)
                "place %s\n", cost / 100.0, pair / 100.0, from_s);
     else if (cost)
         printf("  DMA read of another process's 64 KiB: %.2fx the host's copy (measured when "
-               "the segment was created; no second CPU to compare across); read in place %s\n",
+               "the segment was created; not against a copy across CPUs: one CPU, or the other "
+               "busy past the measurement's 10 ms); read in place %s\n",
                cost / 100.0, from_s);
     else
         printf("  DMA read of another process's memory: refused (cross-memory attach "
