@@ -439,18 +439,18 @@ static int rank_mismatch(glex_tctx_t *c)
         int sst, rst; /* expected statuses: sender, receiver */
         int reads;    /* read transfer (swap_remote_addr): bit 0 the send, bit 1 the receive */
     } cases[] = {
-        { 40, 20, GLEX_OK, GLEX_ETRUNC },            /* inline (48 bytes), larger sender */
-        { 20, 40, GLEX_OK, GLEX_ESIZE },             /* inline, smaller sender */
-        { 100000, 70000, GLEX_ESIZE, GLEX_ETRUNC },  /* pulsed (above 64 KiB), larger sender */
-        { 70000, 100000, GLEX_ESIZE, GLEX_ESIZE },   /* pulsed, smaller sender */
-        { 8, 100000, GLEX_OK, GLEX_ESIZE },          /* inline sender, pulsed receiver */
-        { 100000, 8, GLEX_ESIZE, GLEX_ETRUNC },      /* pulsed sender, inline receiver */
-        { 4000, 2000, GLEX_OK, GLEX_ETRUNC },        /* eager (no credit awaited), larger sender */
-        { 2000, 4000, GLEX_OK, GLEX_ESIZE },         /* eager, smaller sender */
-        { 4000, 100000, GLEX_OK, GLEX_ESIZE },       /* eager sender, pulsed receiver */
-        { 100000, 4000, GLEX_ESIZE, GLEX_ETRUNC },   /* pulsed sender, eager receiver */
-        { 8, 4000, GLEX_OK, GLEX_ESIZE },            /* inline sender, eager receiver */
-        { 4000, 8, GLEX_OK, GLEX_ETRUNC },           /* eager sender, inline receiver */
+        { 40, 20, GLEX_OK, GLEX_ETRUNC, 0 },            /* inline (48 bytes), larger sender */
+        { 20, 40, GLEX_OK, GLEX_ESIZE, 0 },             /* inline, smaller sender */
+        { 100000, 70000, GLEX_ESIZE, GLEX_ETRUNC, 0 },  /* pulsed (above 64 KiB), larger sender */
+        { 70000, 100000, GLEX_ESIZE, GLEX_ESIZE, 0 },   /* pulsed, smaller sender */
+        { 8, 100000, GLEX_OK, GLEX_ESIZE, 0 },          /* inline sender, pulsed receiver */
+        { 100000, 8, GLEX_ESIZE, GLEX_ETRUNC, 0 },      /* pulsed sender, inline receiver */
+        { 4000, 2000, GLEX_OK, GLEX_ETRUNC, 0 },        /* eager (no credit awaited), larger sender */
+        { 2000, 4000, GLEX_OK, GLEX_ESIZE, 0 },         /* eager, smaller sender */
+        { 4000, 100000, GLEX_OK, GLEX_ESIZE, 0 },       /* eager sender, pulsed receiver */
+        { 100000, 4000, GLEX_ESIZE, GLEX_ETRUNC, 0 },   /* pulsed sender, eager receiver */
+        { 8, 4000, GLEX_OK, GLEX_ESIZE, 0 },            /* inline sender, eager receiver */
+        { 4000, 8, GLEX_OK, GLEX_ETRUNC, 0 },           /* eager sender, inline receiver */
         /* the receiver's NIC reads the sender's buffer: on both sides or,
          * by mistake, on one */
         { 100000, 100000, GLEX_OK, GLEX_OK, 3 },

@@ -442,7 +442,8 @@ int glex_fabric_open_hosts(const char *job, uint32_t nnodes, uint32_t node_id,
     atomic_store(&n->pid, me);
     f->vps = calloc(p.vps_per_node, sizeof *f->vps);
     f->rq_head_seen = calloc((size_t)nnodes * p.vps_per_node, sizeof *f->rq_head_seen);
-    if (!f->rq_head_seen) {
+    f->table_left_seen = calloc((size_t)nnodes * p.units, sizeof *f->table_left_seen);
+    if (!f->rq_head_seen || !f->table_left_seen) {
         free(f->vps);
         f->vps = NULL;
     }
@@ -541,6 +542,7 @@ int glex_fabric_close(glex_fabric_t *f)
     glex_dma_unmap_all(f);
     free(f->vps);
     free(f->rq_head_seen);
+    free(f->table_left_seen);
     free(f->host_of);
     free(f);
     return GLEX_OK;

@@ -123,14 +123,16 @@ void glex_vtime_model_shape(glex_vtime_model_t *m, uint32_t nnodes);
 
 /* ---- shared memory structures ---- */
 /* Three lines: the first is written by the nodes that send packets or
- * eager data into the unit (and by the owner as it empties slots), the
- * second by the owner's engine alone, so a task's start does not take a
- * sender's line, and the third counts packets as they leave the buffer
- * (the owner's takes and purges, a full buffer's sweep), so a sender's
- * insert writes the first line once (its slot count) and no counter the
- * owner writes at the same moment. */
+ * eager data into the unit, the second by the owner's engine alone, so a
+ * task's start does not take a sender's line, and the third counts packets
+ * as they leave the buffer (the owner's takes and purges, a full buffer's
+ * sweep).  The slots in use are claimed - packets_left: a sender's insert
+ * writes the first line once (its claim) and reads the third only when the
+ * last count of it seen makes the buffer look full (glex_fabric_t
+ * table_left_seen), so with one sender the first line stays with it and
+ * the third with the owner. */
 typedef struct glex_unit_shm {
-    _Alignas(64) _Atomic uint32_t used; /* table slots claimed */
+    _Alignas(64) _Atomic uint32_t claimed; /* slots claimed by inserts, ever (mod 2^32) */
     _Atomic uint64_t probes_failed;     /* hash probes of inserts that found no room */
     _Atomic uint64_t table_high_water;
     _Atomic uint64_t eager_bits; /* eager pages taken (bit i: eager_first_page + i) */
@@ -433,6 +435,10 @@ struct glex_fabric {
      * read there (nnodes x GLEX_VPS_PER_NODE): a sender looks at the
      * receiver's head line only when the queue seems full by it */
     _Atomic uint32_t *rq_head_seen;
+    /* per (node, unit) of the job, that unit's packets_left as this process
+     * last read it (nnodes x units): a lower bound, so claimed minus it is
+     * at least the slots in use (glex_emu_table.c) */
+    _Atomic uint32_t *table_left_seen;
     /* receive-queue entries this process's hosts took, ever, and that count
      * at this process's last slot claim: equal, it sends a stream */
     _Atomic uint32_t rq_took, rq_took_claimed;

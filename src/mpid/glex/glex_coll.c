@@ -6,6 +6,8 @@
  * own algorithms (MPIR_*_impl) run, with the same results. */
 #include "glex_impl.h"
 
+#include <stdatomic.h>
+
 struct MPIDI_GLEX_nbc {
     MPIDI_GLEX_nbc_t *next;
     MPIR_Request *req;
@@ -16,7 +18,7 @@ struct MPIDI_GLEX_nbc {
 
 /* ---------------------------------------------------------- type and op */
 
-static int map_type(MPI_Datatype dt, glex_type_t * out)
+static int map_type_scan(MPI_Datatype dt, glex_type_t * out)
 {
     static const struct {
         MPI_Datatype dt;
@@ -56,6 +58,27 @@ static int map_type(MPI_Datatype dt, glex_type_t * out)
         return 1;
     }
     return 0;
+}
+
+/* The last datatype mapped, with its ALU type (handle << 32 | type + 1; 0:
+ * none): a program reduces one or two types, and the table above is 40
+ * entries long (the scan was a tenth of an 8-byte allreduce's
+ * instructions).  Only predefined handles are in the table, and those are
+ * never freed, so an entry stays right. */
+static _Atomic uint64_t map_type_last;
+
+static int map_type(MPI_Datatype dt, glex_type_t * out)
+{
+    uint64_t last = atomic_load_explicit(&map_type_last, memory_order_relaxed);
+    if (last && (uint32_t) (last >> 32) == (uint32_t) dt) {
+        *out = (glex_type_t) ((uint32_t) last - 1);
+        return 1;
+    }
+    if (!map_type_scan(dt, out))
+        return 0;
+    atomic_store_explicit(&map_type_last, (uint64_t) (uint32_t) dt << 32 | ((uint32_t) * out + 1),
+                          memory_order_relaxed);
+    return 1;
 }
 
 static int map_op(MPI_Op op, glex_op_t * out)
