@@ -16,7 +16,7 @@
 extern "C" {
 #endif
 
-#define GLEX_ABI_VERSION 18u
+#define GLEX_ABI_VERSION 19u
 
 /* ---- error codes (all negative; 0 is success) ---- */
 enum {
