@@ -527,6 +527,16 @@ static inline glex_unit_shm_t *glex_unit_shm(const glex_fabric_t *f, uint32_t no
 {
     return (glex_unit_shm_t *)(f->base + f->hdr->off_units) + glex_unit_index(f, node, unit);
 }
+/* a unit's slots in use: claimed - packets gone, the gone count read first
+ * (a packet leaves only after its claim, so never more than the claims);
+ * *left, when asked, gets that count */
+static inline uint32_t glex_unit_slots_used(glex_unit_shm_t *u, uint64_t *left)
+{
+    uint64_t gone = atomic_load_explicit(&u->packets_left, memory_order_acquire);
+    if (left)
+        *left = gone;
+    return atomic_load_explicit(&u->claimed, memory_order_relaxed) - (uint32_t)gone;
+}
 static inline uint64_t *glex_unit_bitmap(const glex_fabric_t *f, uint32_t node, uint32_t unit)
 {
     return (uint64_t *)(f->base + f->hdr->off_bitmaps +

@@ -435,8 +435,8 @@ int glex_unit_counters(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_unit
     glex_unit_shm_t *u = glex_unit_shm(f, node, unit);
     /* counted as packets leave (glex_unit_shm_t): those still in the
      * buffer count as buffered, their probes once they leave */
-    uint64_t left = atomic_load(&u->packets_left);
-    c->table_used = (uint32_t)(atomic_load(&u->claimed) - (uint32_t)left);
+    uint64_t left;
+    c->table_used = glex_unit_slots_used(u, &left);
     c->packets_buffered = left + c->table_used;
     c->hash_probes = atomic_load(&u->probes_left) + atomic_load(&u->probes_failed);
     c->table_high_water = atomic_load(&u->table_high_water);
