@@ -57,7 +57,7 @@ static void one_desc(const uint8_t *data, size_t size)
         die("kind");
     if (d.source_vp != 1 || d.dest_vp >= p->vps_per_node || d.dest_id >= 4)
         die("vp or node out of range");
-    if (d.kind == GLEX_DESC_MP && d.inline_len > GLEX_INLINE_CAP)
+    if (d.kind == GLEX_DESC_MP && d.inline_len > GLEX_MP_CAP)
         die("inline_len");
     uint8_t flags[] = { d.c, d.ch, d.ct, d.cp, d.reduce_flag, d.coll_end_flag, d.swap_local_data,
                         d.swap_local_vp, d.swap_remote_data, d.swap_remote_addr, d.src_range };

@@ -16,7 +16,7 @@
 extern "C" {
 #endif
 
-#define GLEX_ABI_VERSION 19u
+#define GLEX_ABI_VERSION 20u
 
 /* ---- error codes (all negative; 0 is success) ---- */
 enum {
@@ -90,6 +90,10 @@ typedef struct glex_params {
 } glex_params_t;
 
 #define GLEX_INLINE_CAP 256u       /* largest inline_max accepted */
+/* an MP's payload at most: its receive-queue slot is five cache lines (the
+ * sequence word, the entry's 16-byte header and this), so a 256-byte
+ * message with the netmod's 24 header bytes goes in one MP */
+#define GLEX_MP_CAP 296u
 /* the largest copy between processes of one host written by the sender
  * into the receiving unit's eager pages (a memcpy, no credit awaited);
  * larger ones are placed by DMA in the receiver's buffer (doc/nic-model.md) */
@@ -208,7 +212,7 @@ typedef struct glex_desc {
     uint64_t remote_addr;
     uint64_t operand_addr; /* COLL with swap_local_data: the ALU's local operand */
     uint64_t cookie;     /* returned in the CQE */
-    uint8_t data[GLEX_INLINE_CAP];
+    uint8_t data[GLEX_MP_CAP]; /* an MP's payload, or a collective's inline data */
 } glex_desc_t;
 
 /* Check one descriptor against the fabric's parameters without posting it. */
@@ -262,7 +266,7 @@ typedef struct glex_rqe {
     uint16_t src_vp;
     uint16_t len;
     uint64_t vt; /* GLEX_VTIME: virtual time (ps) the NIC wrote it to host memory */
-    uint8_t data[GLEX_INLINE_CAP];
+    uint8_t data[GLEX_MP_CAP];
 } glex_rqe_t;
 
 /* ---- fabric and VPs ---- */
@@ -348,7 +352,7 @@ glex_fabric_t *glex_vp_fabric(const glex_vp_t *vp);
  * first; on any error nothing is posted.  GLEX_EAGAIN if the DQ lacks room. */
 int glex_vp_post(glex_vp_t *vp, const glex_desc_t *d, size_t n);
 /* One MP descriptor (ch = ct = 1, no CQE) from vp to VP dest_vp of node
- * dest_id, its payload the n pieces one after another (GLEX_INLINE_CAP
+ * dest_id, its payload the n pieces one after another (GLEX_MP_CAP
  * bytes in all at most): what glex_vp_post of that descriptor does, the
  * payload gathered as the NIC reads it (no descriptor built first).
  * GLEX_EAGAIN if the DQ lacks room. */
@@ -672,6 +676,7 @@ typedef struct glex_rmap {
     uint32_t node;
     int32_t fd;
     int32_t pid;
+    uint32_t failed; /* glex_dma_window: (node, fd, pid, id) could not be mapped */
     uint64_t id;
 } glex_rmap_t;
 /* map node's region (fd, id), at least bytes long, into *m; a no-op when

@@ -146,7 +146,7 @@ int glex_desc_validate(const glex_fabric_t *f, uint32_t vp, const glex_desc_t *d
         RANGE(fanout, 0, 0);
         if (d->kind == GLEX_DESC_MP) { /* its payload is the descriptor's data field;
                                         * GLEX_INLINE_MAX sizes the packets of collectives */
-            RANGE(inline_len, 0, GLEX_INLINE_CAP);
+            RANGE(inline_len, 0, GLEX_MP_CAP);
         } else {
             RANGE(inline_len, 0, 0);
             RANGE(length, 0, GLEX_MAX_BYTES);

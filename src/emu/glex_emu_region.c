@@ -193,8 +193,17 @@ void *glex_dma_window(glex_fabric_t *f, uint32_t node, uint64_t addr, uint64_t l
                 return NULL;
         }
         glex_rmap_t *m = &f->dma_maps[(size_t)node * GLEX_PUBLISH_MAX + i];
-        if (rmap_get(f, node, n->pub[i].fd, id, bytes, m, PROT_READ | PROT_WRITE))
+        int32_t fd = n->pub[i].fd, pid = atomic_load_explicit(&n->pid, memory_order_relaxed);
+        /* a region that could not be mapped (pidfd_getfd missing before
+         * Linux 5.6, refused by a seccomp filter or by ptrace rules, or
+         * under valgrind) is not tried again for every transfer: each try
+         * costs two system calls and an error text nobody reads */
+        if (m->failed && m->pid == pid && m->node == node && m->fd == fd && m->id == id)
+            return NULL;
+        if (rmap_get(f, node, fd, id, bytes, m, PROT_READ | PROT_WRITE)) {
+            *m = (glex_rmap_t){ .node = node, .fd = fd, .pid = pid, .id = id, .failed = 1 };
             return NULL; /* not to be mapped: cross-memory attach */
+        }
         /* published again since this look: the mapping is of what was read */
         if (atomic_load_explicit(&n->pub[i].id, memory_order_acquire) != id)
             return NULL;

@@ -197,12 +197,12 @@ static int mp_check(const glex_vp_t *vp, uint32_t dest_id, uint32_t dest_vp,
             return glex_error(GLEX_EINVAL, "MP piece %u of %zu bytes at null", i, p[i].len);
         sum += p[i].len;
     }
-    if (dest_id >= f->nnodes || dest_vp >= f->p.vps_per_node || sum > GLEX_INLINE_CAP)
+    if (dest_id >= f->nnodes || dest_vp >= f->p.vps_per_node || sum > GLEX_MP_CAP)
         return glex_error(GLEX_EINVAL,
                           "MP to node %u vp %u of %zu bytes: allowed node 0..%u, vp 0..%u, "
                           "0..%u bytes",
                           dest_id, dest_vp, sum, f->nnodes - 1, f->p.vps_per_node - 1,
-                          GLEX_INLINE_CAP);
+                          GLEX_MP_CAP);
     *len = (uint32_t)sum;
     return GLEX_OK;
 }

@@ -120,7 +120,7 @@ static void rx_apply(glex_fabric_t *f, const wmsg_t *m)
     case W_INSERT:
     case W_MP:
         if ((m->type == W_INSERT && (m->unit >= f->p.units || m->len > f->p.inline_max)) ||
-            (m->type == W_MP && (m->unit >= f->p.vps_per_node || m->len > GLEX_INLINE_CAP))) {
+            (m->type == W_MP && (m->unit >= f->p.vps_per_node || m->len > GLEX_MP_CAP))) {
             fprintf(stderr, "glex: node %u: fabric message from node %u: unit/VP %u or length %u "
                     "out of range\n", f->node, m->src, m->unit, m->len);
             return;

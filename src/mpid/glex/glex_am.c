@@ -1,7 +1,7 @@
 /* glex_am.c - ch4 active messages over the emulated NIC.
  *
- * Every message is one MP descriptor (inline payload <= GLEX_INLINE_MAX,
- * 256 bytes here) from this node's AM VP to the target's AM VP:
+ * Every message is one MP descriptor (inline payload <= GLEX_MP_CAP,
+ * 296 bytes) from this node's AM VP to the target's AM VP:
  *   EAGER  wire header + AM header + data, when all of it fits inline;
  *   RING   data that does not fit one descriptor, up to
  *          GLEX_RDMA_EAGER bytes (and a quarter ring): an RDMA put of the
@@ -18,7 +18,7 @@
  *          in this one): the EAGER layout with the data's first bytes,
  *          then CONT descriptors (a kind byte + data) with the rest, all
  *          posted at once; the receiver reassembles per source (a VP's MP
- *          descriptors are delivered in posting order) - a few 256-byte
+ *          descriptors are delivered in posting order) - a few 296-byte
  *          packets cost less than a rendezvous's RDMA get and ACK;
  *   LMT    wire header + AM header + the address of the data: the receiver
  *          hands the header to MPICH as an asynchronous rendezvous; once
@@ -57,7 +57,7 @@ typedef struct {
 #define EAGER_SZ ((MPI_Aint) offsetof(wire_t, data_sz))
 /* an MP descriptor's payload (its data field, whatever GLEX_INLINE_MAX says:
  * that sizes the collectives' packets) */
-#define MP_INLINE ((MPI_Aint) GLEX_INLINE_CAP)
+#define MP_INLINE ((MPI_Aint) GLEX_MP_CAP)
 
 /* messages every receive call handles at most (keeps progress calls short) */
 #define RQ_BATCH 64
