@@ -36,6 +36,13 @@ void glex_unlock(glex_lock_t *l);
 #else
 #define glex_prefetch_write(p) __builtin_prefetch((p), 1, 3)
 #endif
+/* move the cache line at p from this core's caches to the shared last
+ * level (cldemote; its encoding is a NOP on x86 CPUs without it) */
+#if defined(__x86_64__) || defined(__i386__)
+#define glex_line_demote(p) __asm__ volatile(".byte 0x0f, 0x1c, 0x07" ::"D"(p) : "memory")
+#else
+#define glex_line_demote(p) ((void)(p))
+#endif
 /* futex on a shared word: wait while *w == val (timeout_ms < 0: forever) */
 void glex_futex_wait(_Atomic uint32_t *w, uint32_t val, int timeout_ms, bool shared);
 void glex_futex_wake(_Atomic uint32_t *w, int n, bool shared);
