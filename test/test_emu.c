@@ -801,6 +801,21 @@ static int rank_regions(glex_tctx_t *c)
     return 0;
 }
 
+/* one RDMA descriptor, a whole sequence with a CQE: a put of len bytes from
+ * local to node's remote address */
+static glex_desc_t rdma_put_desc(uint32_t node, const void *local, uint64_t remote, uint64_t len)
+{
+    glex_desc_t d;
+    memset(&d, 0, sizeof d);
+    d.kind = GLEX_DESC_RDMA;
+    d.ch = d.ct = d.coll_end_flag = 1;
+    d.dest_id = node;
+    d.length = len;
+    d.local_addr = (uint64_t)(uintptr_t)local;
+    d.remote_addr = remote;
+    return d;
+}
+
 /* memory registered for the NIC's DMA: a peer's engine puts into and gets
  * from it in place; the registry's limits and withdrawal */
 static int rank_published(glex_tctx_t *c)
@@ -829,15 +844,8 @@ static int rank_published(glex_tctx_t *c)
         if (i == GLEX_PUBLISH_MAX || base != (uint64_t)w[0] || bytes != BYTES)
             glex_case_fail(c, id, "published: index %u base %llx bytes %llu", i,
                            (unsigned long long)base, (unsigned long long)bytes);
-        glex_desc_t d;
-        memset(&d, 0, sizeof d);
-        d.kind = GLEX_DESC_RDMA;
-        d.ch = d.ct = d.coll_end_flag = 1;
-        d.dest_id = 1;
-        d.length = sizeof buf;
-        d.swap_remote_addr = 1; /* its first half here */
-        d.local_addr = (uint64_t)(uintptr_t)buf;
-        d.remote_addr = base;
+        glex_desc_t d = rdma_put_desc(1, buf, base, sizeof buf);
+        d.swap_remote_addr = 1; /* a get: its first half here */
         if (glex_vp_post(c->vp, &d, 1) || !glex_test_wait_cqe(c->f, c->vp, &e, 5000) || e.status)
             glex_case_fail(c, id, "get: %s", glex_last_error());
         for (size_t k = 0; k < sizeof buf; k++)
@@ -1006,14 +1014,7 @@ static int rank_unmappable(glex_tctx_t *c)
             if (k) /* a known text: a mapping tried again would replace it */
                 (void)glex_rmap_get(c->f, 7, 0, 1, 64, &none);
             memset(buf, k + 1, sizeof buf);
-            glex_desc_t d;
-            memset(&d, 0, sizeof d);
-            d.kind = GLEX_DESC_RDMA;
-            d.ch = d.ct = d.coll_end_flag = 1;
-            d.dest_id = 1;
-            d.length = sizeof buf;
-            d.local_addr = (uint64_t)(uintptr_t)buf;
-            d.remote_addr = (uint64_t)w[0] + (uint64_t)k * PIECE;
+            glex_desc_t d = rdma_put_desc(1, buf, (uint64_t)w[0] + (uint64_t)k * PIECE, sizeof buf);
             if (glex_vp_post(c->vp, &d, 1) || !glex_test_wait_cqe(c->f, c->vp, &e, 5000) ||
                 e.status) {
                 glex_case_fail(c, id, "put %d: %s", k, glex_last_error());
