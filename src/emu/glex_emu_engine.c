@@ -1581,8 +1581,8 @@ static int step_coll(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d)
 /* ------------------------------------------------------ point to point */
 
 /* the next slot of node's VP vp's receive queue, claimed (*pos its
- * position), or NULL when the queue is not open or full */
-/* *reply: 1 when this process's hosts took a receive-queue entry since its
+ * position), or NULL when the queue is not open or full; *reply (set with
+ * a slot): 1 when this process's hosts took a receive-queue entry since its
  * last claim (a reply in a ping-pong: its receiver is polling for it), 0 in
  * a stream */
 static glex_rq_slot_t *rq_claim(glex_fabric_t *f, uint32_t node, uint32_t vp, uint32_t *posp,
@@ -1646,9 +1646,11 @@ static void rq_fill(glex_rq_slot_t *slot, uint32_t pos, uint32_t src, uint32_t s
     e->vt = vt;
     glex_pieces_copy(e->data, p, n);
     atomic_store_explicit(&slot->seq, pos + 1, memory_order_release);
-    size_t end = offsetof(glex_rq_slot_t, e) + offsetof(glex_rqe_t, data) + len;
-    for (size_t at = 0; reply && at < end; at += 64)
-        glex_line_demote((const char *)slot + at);
+    if (reply) {
+        size_t end = offsetof(glex_rq_slot_t, e) + offsetof(glex_rqe_t, data) + len;
+        for (size_t at = 0; at < end; at += 64)
+            glex_line_demote((const char *)slot + at);
+    }
 }
 
 int glex_rq_deliver_pieces(glex_fabric_t *f, uint32_t node, uint32_t vp, uint32_t src,

@@ -390,6 +390,7 @@ typedef struct glex_rq_slot {
     uint32_t pad;
     glex_rqe_t e;
 } glex_rq_slot_t;
+_Static_assert(sizeof(glex_rq_slot_t) == 5 * 64, "an MP's slot: five lines (GLEX_MP_CAP)");
 
 /* ---- per-process handles ---- */
 typedef struct glex_engine glex_engine_t;
