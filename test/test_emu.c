@@ -413,6 +413,81 @@ static glex_fabric_t *open_table(const char *name, uint32_t slots, glex_params_t
     return f;
 }
 
+/* A long MP (glex_vp_try_mp_long) takes slots in a row of the receive
+ * queue, in order with short ones, round the ring's end; a short poll
+ * refuses it and leaves it there; a queue without room for its slots
+ * sends nothing */
+static uint8_t long_byte(uint32_t m, uint32_t j) { return (uint8_t)(m * 131u + j * 7u + 1u); }
+static void test_mp_long(void)
+{
+    glex_params_t q;
+    glex_params_default(&q);
+    q.cq_depth = 16; /* the receive queue's depth too */
+    glex_fabric_t *f;
+    glex_vp_t *tx, *rx;
+    if (glex_fabric_open("mplong", 1, 0, &q, &f) || glex_vp_open(f, 0, &tx) ||
+        glex_vp_open(f, 1, &rx)) {
+        tap_ok(0, "long MP: open: %s", glex_last_error());
+        return;
+    }
+    static uint8_t buf[GLEX_MP_LONG_CAP];
+    static glex_rqe_long_t r;
+    uint32_t bad = 0, lens[] = { 1000, 8, GLEX_MP_CAP + 1, GLEX_MP_LONG_CAP, 297 + 312, 2 };
+    glex_vp_counters_t c0, c1;
+    glex_vp_counters(f, 0, 1, &c0);
+    uint32_t slots = 0;
+    for (uint32_t m = 0; m < 40 && !bad; m++) { /* round the 16 slots many times */
+        uint32_t len = lens[m % 6], half = len / 3;
+        for (uint32_t j = 0; j < len; j++)
+            buf[j] = long_byte(m, j);
+        glex_piece_t p[2] = { { buf, half }, { buf + half, len - half } };
+        int rc = glex_vp_try_mp_long(tx, 0, 1, p, 2, 0);
+        slots += len <= GLEX_MP_CAP ? 1 : 1 + (len - GLEX_MP_CAP + 311) / 312;
+        glex_rqe_t shortq;
+        int refused = len > GLEX_MP_CAP ? glex_vp_poll_rq(rx, &shortq) : GLEX_EINVAL;
+        uint32_t pending = glex_vp_rq_pending(rx);
+        memset(&r, 0, sizeof r);
+        int got = glex_vp_poll_rq_long(rx, &r);
+        const uint8_t *d = glex_rqe_long_data(&r);
+        for (uint32_t j = 0; got == 1 && j < len; j++)
+            bad += d[j] != long_byte(m, j);
+        if (rc != 1 || refused != GLEX_EINVAL || pending != 1 || got != 1 || r.e.len != len ||
+            r.e.src_id != 0 || r.e.src_vp != 0) {
+            tap_ok(0, "long MP %u of %u bytes: sent %d, short poll %d, pending %u, taken %d "
+                      "(%u bytes)", m, len, rc, refused, pending, got, r.e.len);
+            bad++;
+        }
+    }
+    glex_vp_counters(f, 0, 1, &c1);
+    tap_ok(!bad && c1.packets_received - c0.packets_received == slots,
+           "long MPs of 2..%u bytes taken whole and in order, round a 16-slot queue (%llu "
+           "packets: a slot each, %u expected)", GLEX_MP_LONG_CAP,
+           (unsigned long long)(c1.packets_received - c0.packets_received), slots);
+    /* two of 8 slots fill the queue: the third is not sent, a short one is */
+    memset(buf, 0x5a, sizeof buf);
+    glex_piece_t full = { buf, GLEX_MP_LONG_CAP }, one = { buf, 8 };
+    int a = glex_vp_try_mp_long(tx, 0, 1, &full, 1, 0);
+    int b = glex_vp_try_mp_long(tx, 0, 1, &full, 1, 0);
+    int c = glex_vp_try_mp_long(tx, 0, 1, &full, 1, 0);
+    uint32_t pending = glex_vp_rq_pending(rx);
+    int took = glex_vp_poll_rq_long(rx, &r) == 1 && glex_vp_poll_rq_long(rx, &r) == 1 &&
+               glex_vp_try_mp_long(tx, 0, 1, &one, 1, GLEX_MP_QUIET) == 1 &&
+               glex_vp_poll_rq_long(rx, &r) == 1 && r.e.len == 8 &&
+               glex_vp_poll_rq_long(rx, &r) == 0;
+    tap_ok(a == 1 && b == 1 && c == 0 && pending == 2 && took,
+           "a long MP without room for its slots is not sent (%d %d %d, %u pending), then the "
+           "queue takes more", a, b, c, pending);
+    glex_piece_t over = { buf, GLEX_MP_LONG_CAP + 1 };
+    int rc = glex_vp_try_mp_long(tx, 0, 1, &over, 1, 0);
+    char want[32];
+    snprintf(want, sizeof want, "0..%u bytes", GLEX_MP_LONG_CAP);
+    tap_ok(rc == GLEX_EINVAL && strstr(glex_last_error(), want),
+           "a long MP over GLEX_MP_LONG_CAP is refused with the range: %s", glex_last_error());
+    glex_vp_close(rx);
+    glex_vp_close(tx);
+    glex_fabric_close(f);
+}
+
 static void test_hash_table(void)
 {
     glex_params_t p;
@@ -1502,6 +1577,7 @@ int main(void)
     test_descriptor_checks();
     test_engine_bind();
     test_rq_pending();
+    test_mp_long();
     test_hash_table();
     test_hash_run_ahead();
     test_jobs();

@@ -16,7 +16,7 @@
 extern "C" {
 #endif
 
-#define GLEX_ABI_VERSION 20u
+#define GLEX_ABI_VERSION 21u
 
 /* ---- error codes (all negative; 0 is success) ---- */
 enum {
@@ -94,6 +94,12 @@ typedef struct glex_params {
  * sequence word, the entry's 16-byte header and this), so a 256-byte
  * message with the netmod's 24 header bytes goes in one MP */
 #define GLEX_MP_CAP 296u
+/* A long MP (glex_vp_try_mp_long) takes up to GLEX_MP_LONG_SLOTS slots in
+ * a row: GLEX_MP_CAP bytes in the first, GLEX_MP_SLOT_MORE (a slot but its
+ * sequence word) in each further one */
+#define GLEX_MP_SLOT_MORE 312u
+#define GLEX_MP_LONG_SLOTS 8u
+#define GLEX_MP_LONG_CAP (GLEX_MP_CAP + (GLEX_MP_LONG_SLOTS - 1u) * GLEX_MP_SLOT_MORE)
 /* the largest copy between processes of one host written by the sender
  * into the receiving unit's eager pages (a memcpy, no credit awaited);
  * larger ones are placed by DMA in the receiver's buffer (doc/nic-model.md) */
@@ -431,8 +437,32 @@ const char *glex_vp_failure(const glex_vp_t *vp);
 /* 1 and fills *e when a CQE was taken, 0 when none. */
 int glex_vp_poll_cq(glex_vp_t *vp, glex_cqe_t *e);
 /* 1 and fills *e when a receive entry was taken, 0 when none.  In virtual
- * time: the entry here that arrived first in virtual time. */
+ * time: the entry here that arrived first in virtual time.  GLEX_EINVAL
+ * (nothing taken) when the next entry is a long MP: glex_vp_poll_rq_long. */
 int glex_vp_poll_rq(glex_vp_t *vp, glex_rqe_t *e);
+/* A long MP: as glex_vp_post_mp_flags, of up to GLEX_MP_LONG_CAP bytes,
+ * but only executed at the post - its payload, which no descriptor holds,
+ * read from the pieces as the call is made.  1 when sent (the pieces may be
+ * reused at once); 0 when it cannot go now, nothing done: this VP has
+ * descriptors queued or running (the message would pass them), dest_id is
+ * on another host, in virtual time, or the destination's receive queue
+ * lacks room for its slots (the caller sends otherwise, e.g. a put and an
+ * MP); GLEX_EINVAL for bad arguments.  The receiver takes it with
+ * glex_vp_poll_rq_long. */
+int glex_vp_try_mp_long(glex_vp_t *vp, uint32_t dest_id, uint32_t dest_vp,
+                        const glex_piece_t *p, uint32_t n, unsigned flags);
+/* A receive entry with room for a long MP's payload: the header as in
+ * glex_rqe_t, the payload from glex_rqe_long_data on. */
+typedef union glex_rqe_long {
+    glex_rqe_t e;
+    uint8_t bytes[offsetof(glex_rqe_t, data) + GLEX_MP_LONG_CAP];
+} glex_rqe_long_t;
+static inline uint8_t *glex_rqe_long_data(glex_rqe_long_t *r)
+{
+    return r->bytes + offsetof(glex_rqe_t, data);
+}
+/* glex_vp_poll_rq into a long entry: takes MPs of any length */
+int glex_vp_poll_rq_long(glex_vp_t *vp, glex_rqe_long_t *r);
 /* receive entries ready to be taken: written, in order from the head (an
  * entry whose sender has claimed its slot but not yet written it is not) */
 uint32_t glex_vp_rq_pending(const glex_vp_t *vp);

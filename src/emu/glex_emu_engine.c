@@ -1580,13 +1580,13 @@ static int step_coll(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d)
 
 /* ------------------------------------------------------ point to point */
 
-/* the next slot of node's VP vp's receive queue, claimed (*pos its
- * position), or NULL when the queue is not open or full; *reply (set with
- * a slot): 1 when this process's hosts took a receive-queue entry since its
- * last claim (a reply in a ping-pong: its receiver is polling for it), 0 in
- * a stream */
-static glex_rq_slot_t *rq_claim(glex_fabric_t *f, uint32_t node, uint32_t vp, uint32_t *posp,
-                                int *reply)
+/* the next n slots of node's VP vp's receive queue, claimed (*pos the
+ * first's position), or NULL when the queue is not open or lacks room;
+ * *reply (set with a slot): 1 when this process's hosts took a
+ * receive-queue entry since its last claim (a reply in a ping-pong: its
+ * receiver is polling for it), 0 in a stream */
+static glex_rq_slot_t *rq_claim(glex_fabric_t *f, uint32_t node, uint32_t vp, uint32_t n,
+                                uint32_t *posp, int *reply)
 {
     glex_vp_shm_t *dv = glex_vp_shm(f, node, vp);
     if (!atomic_load_explicit(&dv->rq_ready, memory_order_acquire))
@@ -1596,15 +1596,15 @@ static glex_rq_slot_t *rq_claim(glex_fabric_t *f, uint32_t node, uint32_t vp, ui
      * grows (one from an earlier opening of the VP looks full: read anew) */
     _Atomic uint32_t *seen = &f->rq_head_seen[(size_t)node * f->p.vps_per_node + vp];
     uint32_t pos = atomic_load_explicit(&dv->rq_tail, memory_order_relaxed);
-    for (;;) { /* claim a slot (glex_rq_slot_t) */
-        if (pos - atomic_load_explicit(seen, memory_order_acquire) >= depth) {
+    for (;;) { /* claim the slots (glex_rq_slot_t) */
+        if (pos + n - atomic_load_explicit(seen, memory_order_acquire) > depth) {
             uint32_t head = atomic_load_explicit(&dv->rq_head, memory_order_acquire);
             atomic_store_explicit(seen, head, memory_order_release);
-            if (pos - head >= depth)
-                return NULL; /* full: the host has not taken the entry depth back */
+            if (pos + n - head > depth)
+                return NULL; /* full: the host has not taken enough entries back */
         }
-        /* pos - head < depth stays true for as long as the tail is pos */
-        if (atomic_compare_exchange_weak_explicit(&dv->rq_tail, &pos, pos + 1,
+        /* pos + n - head <= depth stays true for as long as the tail is pos */
+        if (atomic_compare_exchange_weak_explicit(&dv->rq_tail, &pos, pos + n,
                                                   memory_order_relaxed, memory_order_relaxed)) {
             *posp = pos;
             glex_rq_slot_t *rq = glex_rq_ring(f, node, vp);
@@ -1619,37 +1619,85 @@ static glex_rq_slot_t *rq_claim(glex_fabric_t *f, uint32_t node, uint32_t vp, ui
             uint32_t took = atomic_load_explicit(&f->rq_took, memory_order_relaxed);
             *reply = took != atomic_load_explicit(&f->rq_took_claimed, memory_order_relaxed);
             if (!*reply) {
-                const char *next = (const char *)&rq[(pos + 1) % depth];
+                const char *next = (const char *)&rq[(pos + n) % depth];
                 glex_prefetch_write(next);
                 glex_prefetch_write(next + 64);
             } else {
                 atomic_store_explicit(&f->rq_took_claimed, took, memory_order_relaxed);
             }
-            return &rq[pos % depth];
+            return rq;
         }
     }
 }
 
-/* Write a claimed slot and hand it to the host.  A reply's lines are then
- * moved to the shared cache (cldemote): its receiver, polling the first,
- * finds the others there instead of asking this core for each (2 ranks,
- * OSU latency 64-256 B 0.45-0.59 -> 0.40-0.54 us, 7 runs in turn).  Not in
- * a stream, where the receiver takes them later and the demotions cost
- * bandwidth (osu_bw 256 B 1.54 -> 0.96 GB/s). */
-static void rq_fill(glex_rq_slot_t *slot, uint32_t pos, uint32_t src, uint32_t svp,
-                    const glex_piece_t *p, uint32_t n, uint32_t len, uint64_t vt, int reply)
+/* where a gather of pieces has got to */
+typedef struct {
+    const glex_piece_t *p;
+    uint32_t i;
+    size_t off;
+} gather_t;
+
+/* the next len bytes of the gather to to */
+static void gather_copy(gather_t *g, uint8_t *to, size_t len)
 {
+    while (len) {
+        size_t k = g->p[g->i].len - g->off;
+        if (k > len)
+            k = len;
+        if (k)
+            memcpy(to, (const uint8_t *)g->p[g->i].base + g->off, k);
+        to += k;
+        len -= k;
+        g->off += k;
+        if (g->off == g->p[g->i].len) {
+            g->i++;
+            g->off = 0;
+        }
+    }
+}
+
+/* Write the claimed slots from pos on (glex_mp_slots(len) of them) and hand
+ * the entry to the host: the header and the first GLEX_MP_CAP bytes in the
+ * first slot, GLEX_MP_SLOT_MORE in each further one after its sequence
+ * word, which stays as it was (only a first slot's is looked at: the host
+ * steps over the others).  The first slot's sequence word is written last.
+ * A reply's lines are then moved to the shared cache (cldemote): its
+ * receiver, polling the first, finds the others there instead of asking
+ * this core for each (2 ranks, OSU latency 64-256 B 0.45-0.59 -> 0.40-0.54
+ * us, 7 runs in turn).  Not in a stream, where the receiver takes them
+ * later and the demotions cost bandwidth (osu_bw 256 B 1.54 -> 0.96 GB/s). */
+static void rq_fill(glex_rq_slot_t *rq, uint32_t depth, uint32_t pos, uint32_t src,
+                    uint32_t svp, const glex_piece_t *p, uint32_t n, uint32_t len, uint64_t vt,
+                    int reply)
+{
+    glex_rq_slot_t *slot = &rq[pos % depth];
     glex_rqe_t *e = &slot->e;
     e->src_id = src;
     e->src_vp = (uint16_t)svp;
     e->len = (uint16_t)len;
     e->vt = vt;
-    glex_pieces_copy(e->data, p, n);
+    uint32_t first = len < GLEX_MP_CAP ? len : GLEX_MP_CAP, slots = glex_mp_slots(len);
+    if (slots == 1) {
+        glex_pieces_copy(e->data, p, n);
+    } else {
+        gather_t g = { p, 0, 0 };
+        gather_copy(&g, e->data, first);
+        for (uint32_t k = 1, at = first; k < slots; k++, at += GLEX_MP_SLOT_MORE) {
+            uint32_t piece = len - at < GLEX_MP_SLOT_MORE ? len - at : GLEX_MP_SLOT_MORE;
+            gather_copy(&g, glex_rq_slot_more(&rq[(pos + k) % depth]), piece);
+        }
+    }
     atomic_store_explicit(&slot->seq, pos + 1, memory_order_release);
     if (reply) {
-        size_t end = offsetof(glex_rq_slot_t, e) + offsetof(glex_rqe_t, data) + len;
+        size_t end = offsetof(glex_rq_slot_t, e) + offsetof(glex_rqe_t, data) + first;
         for (size_t at = 0; at < end; at += 64)
             glex_line_demote((const char *)slot + at);
+        for (uint32_t k = 1, left = len - first; k < slots; k++, left -= GLEX_MP_SLOT_MORE) {
+            const char *more = (const char *)&rq[(pos + k) % depth];
+            size_t till = sizeof(uint64_t) + (left < GLEX_MP_SLOT_MORE ? left : GLEX_MP_SLOT_MORE);
+            for (size_t at = 0; at < till; at += 64)
+                glex_line_demote(more + at);
+        }
     }
 }
 
@@ -1659,10 +1707,10 @@ int glex_rq_deliver_pieces(glex_fabric_t *f, uint32_t node, uint32_t vp, uint32_
 {
     uint32_t pos;
     int reply;
-    glex_rq_slot_t *slot = rq_claim(f, node, vp, &pos, &reply);
-    if (!slot)
+    glex_rq_slot_t *rq = rq_claim(f, node, vp, glex_mp_slots(len), &pos, &reply);
+    if (!rq)
         return GLEX_EAGAIN;
-    rq_fill(slot, pos, src, svp, p, n, len, vt, reply);
+    rq_fill(rq, f->p.cq_depth, pos, src, svp, p, n, len, vt, reply);
     return GLEX_OK;
 }
 
@@ -1749,7 +1797,7 @@ int glex_engine_post_mp_now(glex_vp_t *vp, uint32_t dest_id, uint32_t dest_vp,
         glex_rq_deliver_pieces(f, dest_id, dest_vp, f->node, vp->index, p, n, len, 0) != GLEX_OK)
         return 0;
     glex_counter_add(&vp->shm->desc_posted, 1);
-    count_now(f, vp->shm, 0, len, 1);
+    count_now(f, vp->shm, 0, len, glex_mp_slots(len)); /* a packet a slot */
     if (!quiet)
         ring_rq(f, dest_id);
     return 1;
@@ -1808,9 +1856,9 @@ int glex_engine_post_put_mp_now(glex_vp_t *vp, uint32_t dest_id, uint32_t dest_v
     void *to = NULL;
     if (vp_idle(e, vp) && (!len || (to = put_target(f, dest_id, remote, len))) &&
         (c = cq_next(f, vp, &tail)) &&
-        (slot = rq_claim(f, dest_id, dest_vp, &pos, &reply))) {
+        (slot = rq_claim(f, dest_id, dest_vp, 1, &pos, &reply))) {
         put_copy(f, dest_id, to, src, len);
-        rq_fill(slot, pos, f->node, vp->index, p, n, plen, 0, reply);
+        rq_fill(slot, f->p.cq_depth, pos, f->node, vp->index, p, n, plen, 0, reply);
         cqe_one(vp, c, tail, cookie, 0);
         glex_counter_add(&vp->shm->desc_posted, 2);
         count_now(f, vp->shm, 0, len, len != 0); /* as step_rdma: no bytes, no packet */

@@ -391,6 +391,21 @@ typedef struct glex_rq_slot {
     glex_rqe_t e;
 } glex_rq_slot_t;
 _Static_assert(sizeof(glex_rq_slot_t) == 5 * 64, "an MP's slot: five lines (GLEX_MP_CAP)");
+_Static_assert(sizeof(glex_rq_slot_t) - sizeof(uint64_t) == GLEX_MP_SLOT_MORE,
+               "a long MP's further slot: all but its sequence word");
+
+/* the slots an MP of len bytes takes: one up to GLEX_MP_CAP, then one more
+ * for each further GLEX_MP_SLOT_MORE (a long MP, glex_vp_try_mp_long) */
+static inline uint32_t glex_mp_slots(uint32_t len)
+{
+    return len <= GLEX_MP_CAP ? 1u
+                              : 1u + (len - GLEX_MP_CAP + GLEX_MP_SLOT_MORE - 1u) / GLEX_MP_SLOT_MORE;
+}
+/* a further slot's payload: after its sequence word */
+static inline uint8_t *glex_rq_slot_more(glex_rq_slot_t *s)
+{
+    return (uint8_t *)s + sizeof(uint64_t);
+}
 
 /* ---- per-process handles ---- */
 typedef struct glex_engine glex_engine_t;

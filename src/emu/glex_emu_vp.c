@@ -184,7 +184,7 @@ int glex_vp_post(glex_vp_t *vp, const glex_desc_t *d, size_t n)
 /* the checks of an MP of n pieces from vp to (dest_id, dest_vp): GLEX_OK
  * with *len its payload bytes, or the error naming what was wrong */
 static int mp_check(const glex_vp_t *vp, uint32_t dest_id, uint32_t dest_vp,
-                    const glex_piece_t *p, uint32_t n, uint32_t *len)
+                    const glex_piece_t *p, uint32_t n, uint32_t cap, uint32_t *len)
 {
     if (!vp || !vp->shm)
         return glex_error(GLEX_EINVAL, "post on a VP that is not open");
@@ -197,12 +197,11 @@ static int mp_check(const glex_vp_t *vp, uint32_t dest_id, uint32_t dest_vp,
             return glex_error(GLEX_EINVAL, "MP piece %u of %zu bytes at null", i, p[i].len);
         sum += p[i].len;
     }
-    if (dest_id >= f->nnodes || dest_vp >= f->p.vps_per_node || sum > GLEX_MP_CAP)
+    if (dest_id >= f->nnodes || dest_vp >= f->p.vps_per_node || sum > cap)
         return glex_error(GLEX_EINVAL,
                           "MP to node %u vp %u of %zu bytes: allowed node 0..%u, vp 0..%u, "
                           "0..%u bytes",
-                          dest_id, dest_vp, sum, f->nnodes - 1, f->p.vps_per_node - 1,
-                          GLEX_MP_CAP);
+                          dest_id, dest_vp, sum, f->nnodes - 1, f->p.vps_per_node - 1, cap);
     *len = (uint32_t)sum;
     return GLEX_OK;
 }
@@ -229,7 +228,7 @@ int glex_vp_post_mp_flags(glex_vp_t *vp, uint32_t dest_id, uint32_t dest_vp,
         return glex_error(GLEX_EINVAL, "MP flags 0x%x: allowed 0 or GLEX_MP_QUIET (0x%x)", flags,
                           GLEX_MP_QUIET);
     uint32_t len;
-    int rc = mp_check(vp, dest_id, dest_vp, p, n, &len);
+    int rc = mp_check(vp, dest_id, dest_vp, p, n, GLEX_MP_CAP, &len);
     if (rc)
         return rc;
     int quiet = (flags & GLEX_MP_QUIET) != 0;
@@ -238,6 +237,21 @@ int glex_vp_post_mp_flags(glex_vp_t *vp, uint32_t dest_id, uint32_t dest_vp,
     glex_desc_t d;
     mp_desc(&d, vp, dest_id, dest_vp, p, n, len, quiet);
     return glex_vp_post(vp, &d, 1);
+}
+
+int glex_vp_try_mp_long(glex_vp_t *vp, uint32_t dest_id, uint32_t dest_vp,
+                        const glex_piece_t *p, uint32_t n, unsigned flags)
+{
+    if (flags & ~GLEX_MP_QUIET)
+        return glex_error(GLEX_EINVAL, "MP flags 0x%x: allowed 0 or GLEX_MP_QUIET (0x%x)", flags,
+                          GLEX_MP_QUIET);
+    uint32_t len;
+    int rc = mp_check(vp, dest_id, dest_vp, p, n, GLEX_MP_LONG_CAP, &len);
+    if (rc)
+        return rc;
+    if (glex_mp_slots(len) > vp->f->p.cq_depth) /* GLEX_CQ_DEPTH: 16 slots at least */
+        return 0;
+    return glex_engine_post_mp_now(vp, dest_id, dest_vp, p, n, len, (flags & GLEX_MP_QUIET) != 0);
 }
 
 int glex_vp_post_mp(glex_vp_t *vp, uint32_t dest_id, uint32_t dest_vp, const glex_piece_t *p,
@@ -251,7 +265,7 @@ int glex_vp_post_put_mp(glex_vp_t *vp, uint32_t dest_id, uint32_t dest_vp, const
                         uint64_t cookie)
 {
     uint32_t plen;
-    int rc = mp_check(vp, dest_id, dest_vp, p, n, &plen);
+    int rc = mp_check(vp, dest_id, dest_vp, p, n, GLEX_MP_CAP, &plen);
     if (rc)
         return rc;
     if (len && (!src || !remote_addr || len > GLEX_MAX_BYTES))
@@ -358,18 +372,32 @@ int glex_vp_poll_cq(glex_vp_t *vp, glex_cqe_t *e)
     return 1;
 }
 
-/* how many receive-queue slots from position pos on, at most max, are
- * written in a row (seq = position + 1): entries the host may take */
-static uint32_t rq_written(const glex_vp_t *vp, uint32_t pos, uint32_t max)
+/* the receive-queue slots from position pos on, at most max, that hold
+ * entries written in a row (a first slot's seq = position + 1; a long MP's
+ * further slots are stepped over); *entries (when not NULL) gets how many
+ * entries they hold */
+static uint32_t rq_written(const glex_vp_t *vp, uint32_t pos, uint32_t max, uint32_t *entries)
 {
-    uint32_t depth = vp->f->p.cq_depth, n = 0;
-    while (n < max &&
-           atomic_load_explicit(&vp->rq[(pos + n) % depth].seq, memory_order_acquire) == pos + n + 1)
-        n++;
+    uint32_t depth = vp->f->p.cq_depth, n = 0, k = 0;
+    while (n < max) {
+        const glex_rq_slot_t *s = &vp->rq[(pos + n) % depth];
+        if (atomic_load_explicit(&s->seq, memory_order_acquire) != pos + n + 1)
+            break;
+        uint32_t m = glex_mp_slots(s->e.len);
+        if (m > max - n)
+            break;
+        n += m;
+        k++;
+    }
+    if (entries)
+        *entries = k;
     return n;
 }
 
-int glex_vp_poll_rq(glex_vp_t *vp, glex_rqe_t *e)
+/* Take the entry at the head into *e, its payload (len bytes, of at most
+ * cap) from e->data on (a glex_rqe_long_t's bytes when cap is above
+ * GLEX_MP_CAP); 1, 0 when none, GLEX_EINVAL when it is longer than cap. */
+static int rq_take(glex_vp_t *vp, glex_rqe_t *e, uint8_t *to, uint32_t cap)
 {
     glex_vp_shm_t *s = vp->shm;
     uint32_t head = atomic_load_explicit(&s->rq_head, memory_order_relaxed);
@@ -377,27 +405,47 @@ int glex_vp_poll_rq(glex_vp_t *vp, glex_rqe_t *e)
     glex_rq_slot_t *slot = &vp->rq[head % depth];
     if (atomic_load_explicit(&slot->seq, memory_order_acquire) != head + 1)
         return 0;
-    if (vp->f->p.vtime) { /* the one that arrived first in virtual time */
-        uint32_t end = head + 1 + rq_written(vp, head + 1, depth - 1);
+    if (vp->f->p.vtime) { /* the one that arrived first in virtual time (no long MPs) */
+        uint32_t end = head + 1 + rq_written(vp, head + 1, depth - 1, NULL);
         earliest_first(vp->rq, sizeof *vp->rq, offsetof(glex_rq_slot_t, e), sizeof(glex_rqe_t),
                        head, end, depth, offsetof(glex_rqe_t, vt));
         if (!glex_vt_host_may_take(vp->f, slot->e.vt))
             return 0; /* after the host's collective, maybe (glex_vtime_hold_later) */
     }
+    uint32_t len = slot->e.len;
+    if (len > cap)
+        return glex_error(GLEX_EINVAL,
+                          "receive-queue entry of %u bytes (a long MP) into room for %u: "
+                          "take it with glex_vp_poll_rq_long", len, cap);
     /* the header and the bytes the message has, not the whole slot */
-    memcpy(e, &slot->e, offsetof(glex_rqe_t, data) + slot->e.len);
-    /* free: the slot's line stays as the sender wrote it (its next write
-     * takes it back without fetching a line this host dirtied) */
-    atomic_store_explicit(&s->rq_head, head + 1, memory_order_release);
+    uint32_t first = len < GLEX_MP_CAP ? len : GLEX_MP_CAP, slots = glex_mp_slots(len);
+    memcpy(to, &slot->e, offsetof(glex_rqe_t, data) + first);
+    uint8_t *data = to + offsetof(glex_rqe_t, data);
+    for (uint32_t k = 1, at = first; k < slots; k++, at += GLEX_MP_SLOT_MORE)
+        memcpy(data + at, glex_rq_slot_more(&vp->rq[(head + k) % depth]),
+               len - at < GLEX_MP_SLOT_MORE ? len - at : GLEX_MP_SLOT_MORE);
+    /* free: the slots' lines stay as the sender wrote them (its next write
+     * takes them back without fetching a line this host dirtied) */
+    atomic_store_explicit(&s->rq_head, head + slots, memory_order_release);
     /* the receiver's own line: the delivering engine writes none of it */
-    glex_counter_add(&s->packets_received, 1);
+    glex_counter_add(&s->packets_received, slots);
     atomic_store_explicit(&vp->f->rq_took,
                           atomic_load_explicit(&vp->f->rq_took, memory_order_relaxed) + 1,
                           memory_order_relaxed); /* a heuristic's: a lost count is harmless */
-    glex_counter_add(&s->bytes_received, e->len);
+    glex_counter_add(&s->bytes_received, len);
     if (vp->f->p.vtime)
         glex_vt_host_took(vp->f, e->vt);
     return 1;
+}
+
+int glex_vp_poll_rq(glex_vp_t *vp, glex_rqe_t *e)
+{
+    return rq_take(vp, e, (uint8_t *)e, GLEX_MP_CAP);
+}
+
+int glex_vp_poll_rq_long(glex_vp_t *vp, glex_rqe_long_t *r)
+{
+    return rq_take(vp, &r->e, r->bytes, GLEX_MP_LONG_CAP);
 }
 
 int glex_vp_is_open(glex_fabric_t *f, uint32_t node, uint32_t vp)
@@ -464,5 +512,8 @@ uint32_t glex_vp_rq_pending(const glex_vp_t *vp)
      * tail is past it) but not yet filled cannot be taken yet, and neither
      * can those behind it */
     uint32_t head = atomic_load_explicit(&vp->shm->rq_head, memory_order_relaxed);
-    return rq_written(vp, head, atomic_load_explicit(&vp->shm->rq_tail, memory_order_acquire) - head);
+    uint32_t entries;
+    rq_written(vp, head, atomic_load_explicit(&vp->shm->rq_tail, memory_order_acquire) - head,
+               &entries);
+    return entries;
 }

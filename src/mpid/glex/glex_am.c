@@ -81,7 +81,7 @@ static frag_t *frags;   /* per source node, allocated at the first FRAG */
  * (descriptor queue full); handled in order before the queue itself. */
 typedef struct held {
     struct held *next;
-    glex_rqe_t e;
+    glex_rqe_long_t r;
 } held_t;
 static held_t *held_head, *held_tail;
 /* 1 inside MPIDI_GLEX_am_poll's batch of handlers (which may send) */
@@ -99,7 +99,7 @@ static void hold_incoming(void)
 {
     static held_t *spare;       /* polled into; allocated before, so nothing taken is lost */
     while ((spare || (spare = MPL_malloc(sizeof *spare, MPL_MEM_BUFFER))) &&
-           glex_vp_poll_rq(MPIDI_GLEX_global.am_vp, &spare->e) == 1) {
+           glex_vp_poll_rq_long(MPIDI_GLEX_global.am_vp, &spare->r) == 1) {
         spare->next = NULL;
         if (held_tail)
             held_tail->next = spare;
@@ -373,6 +373,39 @@ static int post_eager(uint32_t node, wire_t * w, const void *am_hdr, MPI_Aint am
     return mpi_errno;
 }
 
+MPI_Aint MPIDI_GLEX_long_room(MPI_Aint am_hdr_sz)
+{
+    return (MPI_Aint) GLEX_MP_LONG_CAP - EAGER_SZ - am_hdr_sz;
+}
+
+/* An EAGER message as one long MP (up to MPIDI_GLEX_long_room bytes of
+ * contiguous data), sent at once or not at all: *sent says which (not:
+ * this VP has descriptors in flight, node is on another host, in virtual
+ * time, or node's receive queue lacks the slots) */
+static int try_eager_long(uint32_t node, wire_t * w, const void *am_hdr, MPI_Aint am_hdr_sz,
+                          const void *data, MPI_Aint data_sz, int *sent)
+{
+    w->kind = WIRE_EAGER;
+    glex_piece_t p[3] = { {w, EAGER_SZ}, {am_hdr, (size_t) am_hdr_sz}, {data, (size_t) data_sz} };
+    int rc = glex_vp_try_mp_long(MPIDI_GLEX_global.am_vp, node, MPIDI_GLEX_AM_VP, p,
+                                 data_sz ? 3 : 2, 0);
+    if (rc < 0)
+        return post_error(rc);
+    *sent = rc;
+    if (rc)
+        MPIDI_GLEX_global.am_sent[MPIDI_GLEX_AM_LONG]++;
+    return MPI_SUCCESS;
+}
+
+int MPIDI_GLEX_send_long(uint32_t node, int handler_id, const void *am_hdr, MPI_Aint am_hdr_sz,
+                         const void *data, MPI_Aint data_sz, int *sent)
+{
+    wire_t w = {.handler_id = (uint8_t) handler_id,.am_hdr_sz = (uint32_t) am_hdr_sz,
+        .data_sz = (uint64_t) data_sz
+    };
+    return try_eager_long(node, &w, am_hdr, am_hdr_sz, data, data_sz, sent);
+}
+
 int MPIDI_GLEX_send_inline(uint32_t node, int handler_id, const void *am_hdr, MPI_Aint am_hdr_sz,
                            const void *data, MPI_Aint data_sz)
 {
@@ -487,6 +520,26 @@ int MPIDI_GLEX_send_msg(uint32_t node, int handler_id, const void *am_hdr, MPI_A
         if (sreq)
             origin_done(handler_id, sreq);
         goto fn_exit;
+    }
+
+    if (data_sz <= MPIDI_GLEX_long_room(am_hdr_sz)) {
+        /* one long MP, when it can go at once */
+        uint8_t packed_data[GLEX_MP_LONG_CAP];
+        const void *src = (const char *) data + true_lb;
+        if (!contig) {
+            MPI_Aint packed = 0;
+            mpi_errno = MPIR_Typerep_pack(data, count, datatype, 0, packed_data, data_sz, &packed);
+            MPIR_ERR_CHECK(mpi_errno);
+            src = packed_data;
+        }
+        int sent = 0;
+        mpi_errno = try_eager_long(node, &w, am_hdr, am_hdr_sz, src, data_sz, &sent);
+        MPIR_ERR_CHECK(mpi_errno);
+        if (sent) {
+            if (sreq)
+                origin_done(handler_id, sreq);
+            goto fn_exit;
+        }
     }
 
     MPIDI_GLEX_ring_slot_t rs;
@@ -859,13 +912,15 @@ static int lmt_read_split(uint32_t node, uint64_t addr, uint8_t * data, uint64_t
 /* the sender's side of a SPLIT: claim the offered half with an atomic on
  * the receiver's word; won, put it into the receive buffer, then DONE into
  * the word (in order: the NIC executes a VP's descriptors so) */
-static int lmt_help(const glex_rqe_t * e, const wire_t * w)
+static int lmt_help(const glex_rqe_long_t * r, const wire_t * w)
 {
+    const glex_rqe_t *e = &r->e;
+    const uint8_t *data = r->bytes + offsetof(glex_rqe_t, data);
     int mpi_errno = MPI_SUCCESS;
     split_t x;
     MPIR_ERR_CHKANDJUMP1((MPI_Aint) e->len < WIRE_SZ + (MPI_Aint) sizeof x, mpi_errno,
                          MPI_ERR_INTERN, "**fail", "**fail %s", "ch4:glex: short SPLIT message");
-    memcpy(&x, e->data + WIRE_SZ, sizeof x);
+    memcpy(&x, data + WIRE_SZ, sizeof x);
     uint64_t old = 0, g = x.offered & ~(uint64_t) 3u;
     int rc = glex_vp_atomic_cas(MPIDI_GLEX_global.am_vp, e->src_id, x.claim, x.offered,
                                 g | CLAIM_SENDER, &old);
@@ -1115,8 +1170,10 @@ static int lmt_recv(MPIR_Request * rreq)
 
 /* take a FRAG or CONT descriptor; *out is the source's reassembly (its buf
  * the caller's to free) once the message's last byte is in, else NULL */
-static int reassemble(const glex_rqe_t * e, frag_t ** out)
+static int reassemble(const glex_rqe_long_t * r, frag_t ** out)
 {
+    const glex_rqe_t *e = &r->e;
+    const uint8_t *data = r->bytes + offsetof(glex_rqe_t, data);
     int mpi_errno = MPI_SUCCESS;
     *out = NULL;
     if (!frags) {
@@ -1129,21 +1186,21 @@ static int reassemble(const glex_rqe_t * e, frag_t ** out)
     frag_t *f = &frags[e->src_id];
     const uint8_t *p;
     uint64_t len;
-    if (e->data[0] == WIRE_FRAG) {
+    if (data[0] == WIRE_FRAG) {
         MPIR_ERR_CHKANDJUMP1(f->buf || e->len < WIRE_SZ, mpi_errno, MPI_ERR_INTERN, "**fail",
                              "**fail %s", "ch4:glex: fragmented message out of order");
-        memcpy(&f->w, e->data, WIRE_SZ);
+        memcpy(&f->w, data, WIRE_SZ);
         f->buf = MPL_malloc(f->w.am_hdr_sz + f->w.data_sz, MPL_MEM_BUFFER);
         MPIR_ERR_CHKANDJUMP1(!f->buf, mpi_errno, MPI_ERR_OTHER, "**nomem", "**nomem %d",
                              (int) (f->w.am_hdr_sz + f->w.data_sz));
-        memcpy(f->buf, e->data + WIRE_SZ, f->w.am_hdr_sz);
+        memcpy(f->buf, data + WIRE_SZ, f->w.am_hdr_sz);
         f->have = 0;
-        p = e->data + WIRE_SZ + f->w.am_hdr_sz;
+        p = data + WIRE_SZ + f->w.am_hdr_sz;
         len = e->len - WIRE_SZ - f->w.am_hdr_sz;
     } else {
         MPIR_ERR_CHKANDJUMP1(!f->buf, mpi_errno, MPI_ERR_INTERN, "**fail", "**fail %s",
                              "ch4:glex: fragment without its first part");
-        p = e->data + 1;
+        p = data + 1;
         len = e->len - 1u;
     }
     MPIR_ERR_CHKANDJUMP1(f->have + len > f->w.data_sz, mpi_errno, MPI_ERR_INTERN, "**fail",
@@ -1169,15 +1226,17 @@ static int to_handler(uint32_t node, int handler_id, void *am_hdr, uint32_t am_h
                                                      NULL);
 }
 
-static int handle(glex_rqe_t * e)
+static int handle(glex_rqe_long_t * r)
 {
+    glex_rqe_t *e = &r->e;
+    uint8_t *data = glex_rqe_long_data(r);
     int mpi_errno = MPI_SUCCESS;
     wire_t w;
     MPIR_ERR_CHKANDJUMP1(e->len < 1, mpi_errno, MPI_ERR_INTERN, "**fail", "**fail %s",
                          "ch4:glex: empty active message");
-    if (e->data[0] == WIRE_FRAG || e->data[0] == WIRE_CONT) {
+    if (data[0] == WIRE_FRAG || data[0] == WIRE_CONT) {
         frag_t *f;
-        mpi_errno = reassemble(e, &f);
+        mpi_errno = reassemble(r, &f);
         MPIR_ERR_CHECK(mpi_errno);
         if (f) {
             int a = 0;
@@ -1191,11 +1250,11 @@ static int handle(glex_rqe_t * e)
         goto fn_exit;
     }
     /* an EAGER message's header stops before data_sz (EAGER_SZ) */
-    MPI_Aint w_sz = e->data[0] == WIRE_EAGER ? EAGER_SZ : WIRE_SZ;
+    MPI_Aint w_sz = data[0] == WIRE_EAGER ? EAGER_SZ : WIRE_SZ;
     MPIR_ERR_CHKANDJUMP1(e->len < w_sz, mpi_errno, MPI_ERR_INTERN, "**fail", "**fail %s",
                          "ch4:glex: short active message");
-    memcpy(&w, e->data, w_sz);
-    void *am_hdr = e->data + w_sz;
+    memcpy(&w, data, w_sz);
+    void *am_hdr = data + w_sz;
     if (w.kind == WIRE_EAGER) {
         MPIR_ERR_CHKANDJUMP1(e->len < EAGER_SZ + (MPI_Aint) w.am_hdr_sz, mpi_errno,
                              MPI_ERR_INTERN, "**fail", "**fail %s",
@@ -1254,7 +1313,7 @@ static int handle(glex_rqe_t * e)
                 break;
             }
         case WIRE_SPLIT:
-            mpi_errno = lmt_help(e, &w);
+            mpi_errno = lmt_help(r, &w);
             MPIR_ERR_CHECK(mpi_errno);
             break;
         case WIRE_CREDIT:
@@ -1297,13 +1356,18 @@ int MPIDI_GLEX_am_poll(int *work)
             held_head = h->next;
             if (!held_head)
                 held_tail = NULL;
-            mpi_errno = handle(&h->e);
+            mpi_errno = handle(&h->r);
             MPL_free(h);
         } else {
-            glex_rqe_t e;
-            if (glex_vp_poll_rq(vp, &e) != 1)
+            glex_rqe_long_t r;
+            int got = glex_vp_poll_rq_long(vp, &r);
+            if (got < 0) {
+                mpi_errno = post_error(got);
                 break;
-            mpi_errno = handle(&e);
+            }
+            if (!got)
+                break;
+            mpi_errno = handle(&r);
         }
         *work = 1;
         if (mpi_errno)

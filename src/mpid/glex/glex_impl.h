@@ -43,7 +43,7 @@ typedef struct {
                                         * (0: busy since the last idle turn); naps */
     int posted;                        /* a send or receive posted since the last idle turn */
     uint64_t next_peer_check_ns;       /* idle past GLEX_TIMEOUT: next look at the peers */
-    uint64_t am_sent[4];               /* active messages sent by protocol (MPIDI_GLEX_AM_*;
+    uint64_t am_sent[5];               /* active messages sent by protocol (MPIDI_GLEX_AM_*;
                                         * GLEX_VERBOSE=2 prints them at MPI_Finalize) */
     uint64_t lmt_offered;              /* rendezvous received with the second half
                                         * offered to the sender's NIC */
@@ -58,7 +58,8 @@ typedef struct {
     uint64_t p2p_unexpected;           /* ... of them, before their receive */
 } MPIDI_GLEX_global_t;
 
-enum { MPIDI_GLEX_AM_INLINE, MPIDI_GLEX_AM_RING, MPIDI_GLEX_AM_FRAG, MPIDI_GLEX_AM_RNDV };
+enum { MPIDI_GLEX_AM_INLINE, MPIDI_GLEX_AM_RING, MPIDI_GLEX_AM_FRAG, MPIDI_GLEX_AM_RNDV,
+    MPIDI_GLEX_AM_LONG };
 
 extern MPIDI_GLEX_global_t MPIDI_GLEX_global;
 
@@ -105,6 +106,12 @@ int MPIDI_GLEX_send_msg(uint32_t node, int handler_id, const void *am_hdr, MPI_A
 /* data bytes an inline message with an am_hdr_sz-byte header has room for,
  * and such a message (contiguous data, no request: done when it returns) */
 MPI_Aint MPIDI_GLEX_inline_room(MPI_Aint am_hdr_sz);
+/* the data bytes of a long MP (glex_vp_try_mp_long) beside an AM header of
+ * am_hdr_sz bytes; MPIDI_GLEX_send_long sends such a message at once or
+ * not at all (*sent) */
+MPI_Aint MPIDI_GLEX_long_room(MPI_Aint am_hdr_sz);
+int MPIDI_GLEX_send_long(uint32_t node, int handler_id, const void *am_hdr, MPI_Aint am_hdr_sz,
+                         const void *data, MPI_Aint data_sz, int *sent);
 int MPIDI_GLEX_send_inline(uint32_t node, int handler_id, const void *am_hdr, MPI_Aint am_hdr_sz,
                            const void *data, MPI_Aint data_sz);
 /* a rendezvous's n bytes from node's addr into contiguous data (with the

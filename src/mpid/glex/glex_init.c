@@ -348,15 +348,15 @@ int MPIDI_GLEX_mpi_finalize_hook(void)
             snprintf(read, sizeof read, "DMA read %u.%02ux a copy, %u.%02ux a copy pair, "
                      "pays from %u KiB", cost / 100u, cost % 100u, pair / 100u, pair % 100u,
                      from);
-        fprintf(stderr, "glex: rank %d: active messages sent: %llu inline, %llu ring, "
+        fprintf(stderr, "glex: rank %d: active messages sent: %llu inline, %llu long MP, %llu ring, "
                 "%llu fragmented, %llu rendezvous; rendezvous received with half offered to the "
                 "sender: %llu, of them written by its NIC: %llu; "
                 "fabric between hosts: %llu messages sent "
                 "(%llu RDMA writes), %llu bytes; rings: %llu KiB per sender on this host, "
                 "%llu KiB per sender on another; ring messages up to %ld bytes, %ld to a "
                 "running process of this host (%s)\n", MPIR_Process.rank,
-                (unsigned long long) a[0], (unsigned long long) a[1], (unsigned long long) a[2],
-                (unsigned long long) a[3], (unsigned long long) MPIDI_GLEX_global.lmt_offered,
+                (unsigned long long) a[0], (unsigned long long) a[MPIDI_GLEX_AM_LONG],
+                (unsigned long long) a[1], (unsigned long long) a[2], (unsigned long long) a[3], (unsigned long long) MPIDI_GLEX_global.lmt_offered,
                 (unsigned long long) MPIDI_GLEX_global.lmt_split,
                 (unsigned long long) w.msgs_sent,
                 (unsigned long long) w.writes, (unsigned long long) w.bytes_sent,

@@ -125,6 +125,19 @@ static int p2p_send(const void *buf, MPI_Aint count, MPI_Datatype datatype, int 
         *req_p = MPIR_Request_create_complete(MPIR_REQUEST_KIND__SEND);
         goto fn_exit;
     }
+    if (contig && !(flags & MPIDI_GLEX_P2P_SYNC) &&
+        data_sz <= MPIDI_GLEX_long_room(MPIDI_GLEX_P2P_HDR_SHORT)) {
+        /* so, as a long MP, when it can go at once */
+        int sent = 0;
+        mpi_errno = MPIDI_GLEX_send_long(node, MPIDI_GLEX_P2P_HANDLER, &h,
+                                         MPIDI_GLEX_P2P_HDR_SHORT, (const char *) buf + true_lb,
+                                         data_sz, &sent);
+        MPIR_ERR_CHECK(mpi_errno);
+        if (sent) {
+            *req_p = MPIR_Request_create_complete(MPIR_REQUEST_KIND__SEND);
+            goto fn_exit;
+        }
+    }
     MPIR_Request *sreq;
     MPIDI_CH4_REQUEST_CREATE(sreq, MPIR_REQUEST_KIND__SEND, 0, 2);
     MPIR_ERR_CHKANDSTMT(!sreq, mpi_errno, MPIX_ERR_NOREQ, goto fn_fail, "**nomemreq");
