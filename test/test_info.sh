@@ -9,6 +9,7 @@ echo "$out" | grep -q "Topology (hwloc): packages" && echo "$out" | grep -q "GLE
 ok $(( rc | $? )) "glex-info prints the hwloc summary and NIC parameters"
 "$bin/glex-info" --help | grep -q "GLEX_TIMEOUT"; ok $? "--help documents the variables"
 "$bin/glex-info" --help | grep -q "GLEX_RDMA_EAGER (auto, 0..65536"; ok $? "and the netmod's"
+"$bin/glex-info" --help | grep -q "GLEX_MP_LONG (1, 0..1"; ok $? "GLEX_MP_LONG among them"
 GLEX_PULSES=0 "$bin/glex-info" 2>/tmp/glex-info.$$ >/dev/null; rc=$?
 [ $rc = 2 ] && grep -q "GLEX_PULSES=0 is invalid: allowed range 1..64" /tmp/glex-info.$$; ok $? "a bad variable is reported with its range (exit 2)"
 GLEX_RDMA_KB=2000 "$bin/glex-info" 2>/tmp/glex-info.$$ >/dev/null; rc=$?

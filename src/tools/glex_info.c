@@ -49,7 +49,8 @@ static void usage(FILE *o)
             "  GLEX_OFFLOAD (1, 0..1)  GLEX_VERBOSE (0, 0..2)  GLEX_NAP_US (50, 0..1000000)\n"
             "  GLEX_RDMA_EAGER (auto, 0..65536: largest point-to-point message through the\n"
             "  receiver's ring; auto 64 KiB, 8 KiB to a running process of this host where\n"
-            "  the DMA read costs at most 4 copies)  GLEX_ALLREDUCE_ALGO, GLEX_REDUCE_ALGO,\n"
+            "  the DMA read costs at most 4 copies)  GLEX_MP_LONG (1, 0..1: messages of\n"
+            "  273-2456 data bytes to this host as one long MP)  GLEX_ALLREDUCE_ALGO, GLEX_REDUCE_ALGO,\n"
             "  GLEX_BCAST_ALGO, GLEX_BARRIER_ALGO (auto, an algorithm, host or mpich)\n");
 }
 

@@ -208,9 +208,10 @@ run "comms with GLEX_MAILBOXES=1" 4 GLEX_MAILBOXES=1 GLEX_ALLREDUCE_ALGO=direct 
 # the NIC model (default) with a late root: right results; then the direct
 # path's staging (a named baseline): who may return before the late rank
 run "late_root" 3 -- "$out/late_root"
-# point-to-point protocols: 1 KiB goes through the receiver's ring; with
-# rings off (GLEX_RDMA_EAGER=0) fragments and the rendezvous carry
-# everything, the whole pt2pt program too
+# point-to-point protocols: 1 KiB goes as one long MP, 4 KiB through the
+# receiver's ring (1 KiB too with GLEX_MP_LONG=0); with rings off
+# (GLEX_RDMA_EAGER=0) fragments and the rendezvous carry everything, the
+# whole pt2pt program too
 proto() { # proto BYTES N ENV...: pt2pt stream BYTES N at 2 ranks, GLEX_VERBOSE=2; rank 0's
   # ring, frag and rendezvous (sent) with its ring limits and DMA read cost, rank 1's
   # offered and written (rendezvous received, split)
@@ -219,6 +220,7 @@ proto() { # proto BYTES N ENV...: pt2pt stream BYTES N at 2 ranks, GLEX_VERBOSE=
     "$msg_bytes" "$msgs" >"$out/log" 2>&1
   rc=$?
   line=$(grep "glex: rank 0: active messages sent" "$out/log")
+  long=$(echo "$line" | sed -n 's/.* \([0-9]*\) long MP,.*/\1/p')
   ring=$(echo "$line" | sed -n 's/.* \([0-9]*\) ring,.*/\1/p')
   frag=$(echo "$line" | sed -n 's/.* \([0-9]*\) fragmented,.*/\1/p')
   rndv=$(echo "$line" | sed -n 's/.* \([0-9]*\) rendezvous;.*/\1/p')
@@ -233,14 +235,30 @@ proto() { # proto BYTES N ENV...: pt2pt stream BYTES N at 2 ranks, GLEX_VERBOSE=
 }
 # ... and each matched by the netmod (point-to-point natively, not MPIDIG's)
 proto 1024 200
-if [ $rc = 0 ] && grep -q "pt2pt stream: 600 checks, 0 errors" "$out/log" && [ "$ring" = 200 ] &&
-   [ "$frag" = 0 ] && [ "${received:-0}" -ge 200 ]; then
-  ok "200 messages of 1 KiB: all through the receiver's ring, matched by the netmod ($received)"
+if [ $rc = 0 ] && grep -q "pt2pt stream: 600 checks, 0 errors" "$out/log" && [ "$long" = 200 ] &&
+   [ "$ring" = 0 ] && [ "$frag" = 0 ] && [ "${received:-0}" -ge 200 ]; then
+  ok "200 messages of 1 KiB: all as long MPs, matched by the netmod ($received)"
 else
-  notok "1 KiB messages: exit $rc, ring '$ring', fragmented '$frag', netmod received '$received'"
+  notok "1 KiB messages: exit $rc, long '$long', ring '$ring', fragmented '$frag', netmod received '$received'"
   tail -5 "$out/log" | sed 's/^/# /'
 fi
-proto 1024 200 GLEX_RDMA_EAGER=0
+proto 4096 200
+if [ $rc = 0 ] && grep -q "pt2pt stream: 600 checks, 0 errors" "$out/log" && [ "$ring" = 200 ] &&
+   [ "$long" = 0 ] && [ "$frag" = 0 ] && [ "${received:-0}" -ge 200 ]; then
+  ok "200 messages of 4 KiB: all through the receiver's ring, matched by the netmod ($received)"
+else
+  notok "4 KiB messages: exit $rc, long '$long', ring '$ring', fragmented '$frag', netmod received '$received'"
+  tail -5 "$out/log" | sed 's/^/# /'
+fi
+proto 1024 200 GLEX_MP_LONG=0
+if [ $rc = 0 ] && grep -q "pt2pt stream: 600 checks, 0 errors" "$out/log" && [ "$ring" = 200 ] &&
+   [ "$long" = 0 ]; then
+  ok "200 messages of 1 KiB with GLEX_MP_LONG=0: all through the receiver's ring"
+else
+  notok "1 KiB messages, long MPs off: exit $rc, long '$long', ring '$ring'"
+  tail -5 "$out/log" | sed 's/^/# /'
+fi
+proto 1024 200 GLEX_MP_LONG=0 GLEX_RDMA_EAGER=0
 if [ $rc = 0 ] && grep -q "pt2pt stream: 600 checks, 0 errors" "$out/log" && [ "$ring" = 0 ] &&
    [ "$frag" = 200 ]; then
   ok "200 messages of 1 KiB with GLEX_RDMA_EAGER=0: all as fragments"

@@ -375,7 +375,8 @@ static int post_eager(uint32_t node, wire_t * w, const void *am_hdr, MPI_Aint am
 
 MPI_Aint MPIDI_GLEX_long_room(MPI_Aint am_hdr_sz)
 {
-    return (MPI_Aint) GLEX_MP_LONG_CAP - EAGER_SZ - am_hdr_sz;
+    /* GLEX_MP_LONG=0: none (data sizes are never negative) */
+    return MPIDI_GLEX_global.mp_long ? (MPI_Aint) GLEX_MP_LONG_CAP - EAGER_SZ - am_hdr_sz : -1;
 }
 
 /* An EAGER message as one long MP (up to MPIDI_GLEX_long_room bytes of

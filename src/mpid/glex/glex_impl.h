@@ -31,6 +31,7 @@ typedef struct {
     glex_vp_t *coll_vp;
     int verbose;                       /* GLEX_VERBOSE */
     MPI_Aint rdma_eager;               /* GLEX_RDMA_EAGER (0: rings off, -1: auto) */
+    int mp_long;                       /* GLEX_MP_LONG: 1 long MPs on, 0 off */
     MPIDI_GLEX_choice_t choice[GLEX_COLL_KIND_COUNT];
     MPIDI_GLEX_nbc_t *nbc_head;        /* nonblocking collectives in flight */
     char *json_path;                   /* collective selection file, removed after init */

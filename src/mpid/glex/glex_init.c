@@ -34,8 +34,9 @@ static void publish(const char *name, const char *dflt, const char *desc)
                               MPI_T_SCOPE_CONSTANT, NULL, NULL, value, "COLLECTIVE", desc);
 }
 
-/* Fills MPIDI_GLEX_global.verbose, .rdma_eager, .nap_ns and .choice[] from
- * GLEX_OFFLOAD, GLEX_VERBOSE, GLEX_RDMA_EAGER, GLEX_NAP_US and
+/* Fills MPIDI_GLEX_global.verbose, .rdma_eager, .mp_long, .nap_ns and
+ * .choice[] from GLEX_OFFLOAD, GLEX_VERBOSE, GLEX_RDMA_EAGER, GLEX_MP_LONG,
+ * GLEX_NAP_US and
  * GLEX_<KIND>_ALGO, read by
  * the one GLEX_* parser
  * (glex_env_word); on a bad value prints the reason (variable, value,
@@ -44,7 +45,7 @@ static int parse_env(void)
 {
     static const char *const flag_words[] = { "0", "1", NULL };
     static const char *const verbose_words[] = { "0", "1", "2", NULL };
-    int mpi_errno = MPI_SUCCESS, offload = 1, verbose = 0;
+    int mpi_errno = MPI_SUCCESS, offload = 1, verbose = 0, mp_long = 1;
 
     publish("GLEX_OFFLOAD", "1", "ch4:glex setting (doc/user-guide.md)");
     publish("GLEX_VERBOSE", "0", "ch4:glex setting (doc/user-guide.md)");
@@ -52,11 +53,13 @@ static int parse_env(void)
     uint64_t nap_us = MPIDI_GLEX_NAP_US;
     if (glex_env_word("GLEX_OFFLOAD", flag_words, &offload) ||
         glex_env_word("GLEX_VERBOSE", verbose_words, &verbose) ||
+        glex_env_word("GLEX_MP_LONG", flag_words, &mp_long) ||
         glex_env_uint_auto("GLEX_RDMA_EAGER", 0, MPIDI_GLEX_RDMA_EAGER_MAX, &rdma_eager) ||
         glex_env_uint("GLEX_NAP_US", 0, 1000000, &nap_us))
         goto bad;
     MPIDI_GLEX_global.verbose = verbose;
     MPIDI_GLEX_global.rdma_eager = (MPI_Aint) rdma_eager;
+    MPIDI_GLEX_global.mp_long = mp_long;
     MPIDI_GLEX_global.nap_ns = nap_us * 1000u;
     for (int k = 0; k < GLEX_COLL_KIND_COUNT; k++) {
         /* the algorithms of this collective, then host and mpich */
