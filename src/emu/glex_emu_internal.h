@@ -393,6 +393,7 @@ typedef struct glex_rq_slot {
 _Static_assert(sizeof(glex_rq_slot_t) == 5 * 64, "an MP's slot: five lines (GLEX_MP_CAP)");
 _Static_assert(sizeof(glex_rq_slot_t) - sizeof(uint64_t) == GLEX_MP_SLOT_MORE,
                "a long MP's further slot: all but its sequence word");
+_Static_assert(GLEX_MP_LONG_SLOTS <= 16, "a long MP fits the smallest queue (GLEX_CQ_DEPTH 16)");
 
 /* the slots an MP of len bytes takes: one up to GLEX_MP_CAP, then one more
  * for each further GLEX_MP_SLOT_MORE (a long MP, glex_vp_try_mp_long) */

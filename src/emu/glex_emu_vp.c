@@ -184,8 +184,12 @@ int glex_vp_post(glex_vp_t *vp, const glex_desc_t *d, size_t n)
 /* the checks of an MP of n pieces from vp to (dest_id, dest_vp): GLEX_OK
  * with *len its payload bytes, or the error naming what was wrong */
 static int mp_check(const glex_vp_t *vp, uint32_t dest_id, uint32_t dest_vp,
-                    const glex_piece_t *p, uint32_t n, uint32_t cap, uint32_t *len)
+                    const glex_piece_t *p, uint32_t n, uint32_t cap, unsigned flags,
+                    uint32_t *len)
 {
+    if (flags & ~GLEX_MP_QUIET)
+        return glex_error(GLEX_EINVAL, "MP flags 0x%x: allowed 0 or GLEX_MP_QUIET (0x%x)", flags,
+                          GLEX_MP_QUIET);
     if (!vp || !vp->shm)
         return glex_error(GLEX_EINVAL, "post on a VP that is not open");
     if (n && !p)
@@ -224,11 +228,8 @@ static void mp_desc(glex_desc_t *d, const glex_vp_t *vp, uint32_t dest_id, uint3
 int glex_vp_post_mp_flags(glex_vp_t *vp, uint32_t dest_id, uint32_t dest_vp,
                           const glex_piece_t *p, uint32_t n, unsigned flags)
 {
-    if (flags & ~GLEX_MP_QUIET)
-        return glex_error(GLEX_EINVAL, "MP flags 0x%x: allowed 0 or GLEX_MP_QUIET (0x%x)", flags,
-                          GLEX_MP_QUIET);
     uint32_t len;
-    int rc = mp_check(vp, dest_id, dest_vp, p, n, GLEX_MP_CAP, &len);
+    int rc = mp_check(vp, dest_id, dest_vp, p, n, GLEX_MP_CAP, flags, &len);
     if (rc)
         return rc;
     int quiet = (flags & GLEX_MP_QUIET) != 0;
@@ -242,15 +243,10 @@ int glex_vp_post_mp_flags(glex_vp_t *vp, uint32_t dest_id, uint32_t dest_vp,
 int glex_vp_try_mp_long(glex_vp_t *vp, uint32_t dest_id, uint32_t dest_vp,
                         const glex_piece_t *p, uint32_t n, unsigned flags)
 {
-    if (flags & ~GLEX_MP_QUIET)
-        return glex_error(GLEX_EINVAL, "MP flags 0x%x: allowed 0 or GLEX_MP_QUIET (0x%x)", flags,
-                          GLEX_MP_QUIET);
     uint32_t len;
-    int rc = mp_check(vp, dest_id, dest_vp, p, n, GLEX_MP_LONG_CAP, &len);
+    int rc = mp_check(vp, dest_id, dest_vp, p, n, GLEX_MP_LONG_CAP, flags, &len);
     if (rc)
         return rc;
-    if (glex_mp_slots(len) > vp->f->p.cq_depth) /* GLEX_CQ_DEPTH: 16 slots at least */
-        return 0;
     return glex_engine_post_mp_now(vp, dest_id, dest_vp, p, n, len, (flags & GLEX_MP_QUIET) != 0);
 }
 
@@ -265,7 +261,7 @@ int glex_vp_post_put_mp(glex_vp_t *vp, uint32_t dest_id, uint32_t dest_vp, const
                         uint64_t cookie)
 {
     uint32_t plen;
-    int rc = mp_check(vp, dest_id, dest_vp, p, n, GLEX_MP_CAP, &plen);
+    int rc = mp_check(vp, dest_id, dest_vp, p, n, GLEX_MP_CAP, 0, &plen);
     if (rc)
         return rc;
     if (len && (!src || !remote_addr || len > GLEX_MAX_BYTES))
