@@ -1676,28 +1676,24 @@ static void rq_fill(glex_rq_slot_t *rq, uint32_t depth, uint32_t pos, uint32_t s
     e->src_vp = (uint16_t)svp;
     e->len = (uint16_t)len;
     e->vt = vt;
-    uint32_t first = len < GLEX_MP_CAP ? len : GLEX_MP_CAP, slots = glex_mp_slots(len);
+    uint32_t slots = glex_mp_slots(len);
     if (slots == 1) {
         glex_pieces_copy(e->data, p, n);
     } else {
         gather_t g = { p, 0, 0 };
-        gather_copy(&g, e->data, first);
-        for (uint32_t k = 1, at = first; k < slots; k++, at += GLEX_MP_SLOT_MORE) {
-            uint32_t piece = len - at < GLEX_MP_SLOT_MORE ? len - at : GLEX_MP_SLOT_MORE;
-            gather_copy(&g, glex_rq_slot_more(&rq[(pos + k) % depth]), piece);
-        }
+        gather_copy(&g, e->data, GLEX_MP_CAP);
+        for (uint32_t k = 1; k < slots; k++)
+            gather_copy(&g, glex_rq_slot_more(&rq[(pos + k) % depth]), glex_mp_slot_bytes(len, k));
     }
     atomic_store_explicit(&slot->seq, pos + 1, memory_order_release);
-    if (reply) {
-        size_t end = offsetof(glex_rq_slot_t, e) + offsetof(glex_rqe_t, data) + first;
-        for (size_t at = 0; at < end; at += 64)
-            glex_line_demote((const char *)slot + at);
-        for (uint32_t k = 1, left = len - first; k < slots; k++, left -= GLEX_MP_SLOT_MORE) {
-            const char *more = (const char *)&rq[(pos + k) % depth];
-            size_t till = sizeof(uint64_t) + (left < GLEX_MP_SLOT_MORE ? left : GLEX_MP_SLOT_MORE);
-            for (size_t at = 0; at < till; at += 64)
-                glex_line_demote(more + at);
-        }
+    for (uint32_t k = 0; reply && k < slots; k++) {
+        const char *at = (const char *)&rq[(pos + k) % depth];
+        /* its lines up to its payload's end (a further slot's payload
+         * follows its sequence word) */
+        size_t head = k ? sizeof(uint64_t) : offsetof(glex_rq_slot_t, e) + offsetof(glex_rqe_t, data);
+        size_t end = head + glex_mp_slot_bytes(len, k);
+        for (size_t off = 0; off < end; off += 64)
+            glex_line_demote(at + off);
     }
 }
 

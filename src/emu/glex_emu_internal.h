@@ -402,6 +402,14 @@ static inline uint32_t glex_mp_slots(uint32_t len)
     return len <= GLEX_MP_CAP ? 1u
                               : 1u + (len - GLEX_MP_CAP + GLEX_MP_SLOT_MORE - 1u) / GLEX_MP_SLOT_MORE;
 }
+/* the payload bytes slot k (0: the first) of an MP of len bytes holds */
+static inline uint32_t glex_mp_slot_bytes(uint32_t len, uint32_t k)
+{
+    if (!k)
+        return len < GLEX_MP_CAP ? len : GLEX_MP_CAP;
+    uint32_t at = GLEX_MP_CAP + (k - 1u) * GLEX_MP_SLOT_MORE;
+    return len - at < GLEX_MP_SLOT_MORE ? len - at : GLEX_MP_SLOT_MORE;
+}
 /* a further slot's payload: after its sequence word */
 static inline uint8_t *glex_rq_slot_more(glex_rq_slot_t *s)
 {

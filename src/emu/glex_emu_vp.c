@@ -414,12 +414,11 @@ static int rq_take(glex_vp_t *vp, glex_rqe_t *e, uint8_t *to, uint32_t cap)
                           "receive-queue entry of %u bytes (a long MP) into room for %u: "
                           "take it with glex_vp_poll_rq_long", len, cap);
     /* the header and the bytes the message has, not the whole slot */
-    uint32_t first = len < GLEX_MP_CAP ? len : GLEX_MP_CAP, slots = glex_mp_slots(len);
-    memcpy(to, &slot->e, offsetof(glex_rqe_t, data) + first);
-    uint8_t *data = to + offsetof(glex_rqe_t, data);
-    for (uint32_t k = 1, at = first; k < slots; k++, at += GLEX_MP_SLOT_MORE)
-        memcpy(data + at, glex_rq_slot_more(&vp->rq[(head + k) % depth]),
-               len - at < GLEX_MP_SLOT_MORE ? len - at : GLEX_MP_SLOT_MORE);
+    uint32_t slots = glex_mp_slots(len);
+    memcpy(to, &slot->e, offsetof(glex_rqe_t, data) + glex_mp_slot_bytes(len, 0));
+    uint8_t *data = to + offsetof(glex_rqe_t, data) + GLEX_MP_CAP;
+    for (uint32_t k = 1; k < slots; data += GLEX_MP_SLOT_MORE, k++)
+        memcpy(data, glex_rq_slot_more(&vp->rq[(head + k) % depth]), glex_mp_slot_bytes(len, k));
     /* free: the slots' lines stay as the sender wrote them (its next write
      * takes them back without fetching a line this host dirtied) */
     atomic_store_explicit(&s->rq_head, head + slots, memory_order_release);

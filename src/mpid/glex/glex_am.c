@@ -355,41 +355,45 @@ static int send_ring(uint32_t node, wire_t * w, const void *am_hdr, MPI_Aint am_
 
 static int take_cqes(int *took);
 
-MPI_Aint MPIDI_GLEX_inline_room(MPI_Aint am_hdr_sz)
+/* the data bytes an inline MP has room for beside an AM header of
+ * am_hdr_sz bytes */
+static MPI_Aint inline_room(MPI_Aint am_hdr_sz)
 {
     return MP_INLINE - EAGER_SZ - am_hdr_sz;
 }
 
-/* an EAGER message: the NIC gathers the MP's payload (wire header w, AM
- * header, contiguous data) */
-static int post_eager(uint32_t node, wire_t * w, const void *am_hdr, MPI_Aint am_hdr_sz,
-                      const void *data, MPI_Aint data_sz)
+/* the same for a long MP (glex_vp_try_mp_long); GLEX_MP_LONG=0: none
+ * (data sizes are never negative) */
+static MPI_Aint long_room(MPI_Aint am_hdr_sz)
 {
-    w->kind = WIRE_EAGER;
-    glex_piece_t p[3] = { {w, EAGER_SZ}, {am_hdr, (size_t) am_hdr_sz}, {data, (size_t) data_sz} };
-    int mpi_errno = post_mp(node, p, data_sz ? 3 : 2);
-    if (!mpi_errno)
-        MPIDI_GLEX_global.am_sent[MPIDI_GLEX_AM_INLINE]++;
-    return mpi_errno;
-}
-
-MPI_Aint MPIDI_GLEX_long_room(MPI_Aint am_hdr_sz)
-{
-    /* GLEX_MP_LONG=0: none (data sizes are never negative) */
     return MPIDI_GLEX_global.mp_long ? (MPI_Aint) GLEX_MP_LONG_CAP - EAGER_SZ - am_hdr_sz : -1;
 }
 
-/* An EAGER message as one long MP (up to MPIDI_GLEX_long_room bytes of
- * contiguous data), sent at once or not at all: *sent says which (not:
- * this VP has descriptors in flight, node is on another host, in virtual
- * time, or node's receive queue lacks the slots) */
-static int try_eager_long(uint32_t node, wire_t * w, const void *am_hdr, MPI_Aint am_hdr_sz,
-                          const void *data, MPI_Aint data_sz, int *sent)
+MPI_Aint MPIDI_GLEX_mp_room(MPI_Aint am_hdr_sz)
+{
+    return MPL_MAX(inline_room(am_hdr_sz), long_room(am_hdr_sz));
+}
+
+/* An EAGER message (up to MPIDI_GLEX_mp_room bytes of contiguous data) as
+ * one MP, the NIC gathering its payload (wire header w, AM header, data):
+ * inline when it fits (always sent), else a long MP sent at once or not
+ * at all (not: this VP has descriptors in flight, node is on another host,
+ * in virtual time, or node's receive queue lacks the slots); *sent says
+ * which */
+static int post_eager(uint32_t node, wire_t * w, const void *am_hdr, MPI_Aint am_hdr_sz,
+                      const void *data, MPI_Aint data_sz, int *sent)
 {
     w->kind = WIRE_EAGER;
     glex_piece_t p[3] = { {w, EAGER_SZ}, {am_hdr, (size_t) am_hdr_sz}, {data, (size_t) data_sz} };
-    int rc = glex_vp_try_mp_long(MPIDI_GLEX_global.am_vp, node, MPIDI_GLEX_AM_VP, p,
-                                 data_sz ? 3 : 2, 0);
+    uint32_t n = data_sz ? 3 : 2;
+    if (data_sz <= inline_room(am_hdr_sz)) {
+        *sent = 1;
+        int mpi_errno = post_mp(node, p, n);
+        if (!mpi_errno)
+            MPIDI_GLEX_global.am_sent[MPIDI_GLEX_AM_INLINE]++;
+        return mpi_errno;
+    }
+    int rc = glex_vp_try_mp_long(MPIDI_GLEX_global.am_vp, node, MPIDI_GLEX_AM_VP, p, n, 0);
     if (rc < 0)
         return post_error(rc);
     *sent = rc;
@@ -398,22 +402,13 @@ static int try_eager_long(uint32_t node, wire_t * w, const void *am_hdr, MPI_Ain
     return MPI_SUCCESS;
 }
 
-int MPIDI_GLEX_send_long(uint32_t node, int handler_id, const void *am_hdr, MPI_Aint am_hdr_sz,
-                         const void *data, MPI_Aint data_sz, int *sent)
+int MPIDI_GLEX_send_mp(uint32_t node, int handler_id, const void *am_hdr, MPI_Aint am_hdr_sz,
+                       const void *data, MPI_Aint data_sz, int *sent)
 {
     wire_t w = {.handler_id = (uint8_t) handler_id,.am_hdr_sz = (uint32_t) am_hdr_sz,
         .data_sz = (uint64_t) data_sz
     };
-    return try_eager_long(node, &w, am_hdr, am_hdr_sz, data, data_sz, sent);
-}
-
-int MPIDI_GLEX_send_inline(uint32_t node, int handler_id, const void *am_hdr, MPI_Aint am_hdr_sz,
-                           const void *data, MPI_Aint data_sz)
-{
-    wire_t w = {.handler_id = (uint8_t) handler_id,.am_hdr_sz = (uint32_t) am_hdr_sz,
-        .data_sz = (uint64_t) data_sz
-    };
-    return post_eager(node, &w, am_hdr, am_hdr_sz, data, data_sz);
+    return post_eager(node, &w, am_hdr, am_hdr_sz, data, data_sz, sent);
 }
 
 /* Pieces of a buffer that a scatter-gather list hands the NIC: at most
@@ -507,8 +502,9 @@ int MPIDI_GLEX_send_msg(uint32_t node, int handler_id, const void *am_hdr, MPI_A
         .data_sz = (uint64_t) data_sz
     };
 
-    if (data_sz <= MPIDI_GLEX_inline_room(am_hdr_sz)) {
-        uint8_t packed_data[MP_INLINE];
+    if (data_sz <= MPIDI_GLEX_mp_room(am_hdr_sz)) {
+        /* one MP: inline, or long when it can go at once */
+        uint8_t packed_data[GLEX_MP_LONG_CAP];
         const void *src = (const char *) data + true_lb;
         if (data_sz && !contig) {
             MPI_Aint packed = 0;
@@ -516,25 +512,8 @@ int MPIDI_GLEX_send_msg(uint32_t node, int handler_id, const void *am_hdr, MPI_A
             MPIR_ERR_CHECK(mpi_errno);
             src = packed_data;
         }
-        mpi_errno = post_eager(node, &w, am_hdr, am_hdr_sz, src, data_sz);
-        MPIR_ERR_CHECK(mpi_errno);
-        if (sreq)
-            origin_done(handler_id, sreq);
-        goto fn_exit;
-    }
-
-    if (data_sz <= MPIDI_GLEX_long_room(am_hdr_sz)) {
-        /* one long MP, when it can go at once */
-        uint8_t packed_data[GLEX_MP_LONG_CAP];
-        const void *src = (const char *) data + true_lb;
-        if (!contig) {
-            MPI_Aint packed = 0;
-            mpi_errno = MPIR_Typerep_pack(data, count, datatype, 0, packed_data, data_sz, &packed);
-            MPIR_ERR_CHECK(mpi_errno);
-            src = packed_data;
-        }
         int sent = 0;
-        mpi_errno = try_eager_long(node, &w, am_hdr, am_hdr_sz, src, data_sz, &sent);
+        mpi_errno = post_eager(node, &w, am_hdr, am_hdr_sz, src, data_sz, &sent);
         MPIR_ERR_CHECK(mpi_errno);
         if (sent) {
             if (sreq)
@@ -913,10 +892,8 @@ static int lmt_read_split(uint32_t node, uint64_t addr, uint8_t * data, uint64_t
 /* the sender's side of a SPLIT: claim the offered half with an atomic on
  * the receiver's word; won, put it into the receive buffer, then DONE into
  * the word (in order: the NIC executes a VP's descriptors so) */
-static int lmt_help(const glex_rqe_long_t * r, const wire_t * w)
+static int lmt_help(const glex_rqe_t * e, const uint8_t * data, const wire_t * w)
 {
-    const glex_rqe_t *e = &r->e;
-    const uint8_t *data = r->bytes + offsetof(glex_rqe_t, data);
     int mpi_errno = MPI_SUCCESS;
     split_t x;
     MPIR_ERR_CHKANDJUMP1((MPI_Aint) e->len < WIRE_SZ + (MPI_Aint) sizeof x, mpi_errno,
@@ -1169,12 +1146,11 @@ static int lmt_recv(MPIR_Request * rreq)
     goto fn_exit;
 }
 
-/* take a FRAG or CONT descriptor; *out is the source's reassembly (its buf
- * the caller's to free) once the message's last byte is in, else NULL */
-static int reassemble(const glex_rqe_long_t * r, frag_t ** out)
+/* take a FRAG or CONT descriptor (header e, payload data); *out is the
+ * source's reassembly (its buf the caller's to free) once the message's
+ * last byte is in, else NULL */
+static int reassemble(const glex_rqe_t * e, const uint8_t * data, frag_t ** out)
 {
-    const glex_rqe_t *e = &r->e;
-    const uint8_t *data = r->bytes + offsetof(glex_rqe_t, data);
     int mpi_errno = MPI_SUCCESS;
     *out = NULL;
     if (!frags) {
@@ -1237,7 +1213,7 @@ static int handle(glex_rqe_long_t * r)
                          "ch4:glex: empty active message");
     if (data[0] == WIRE_FRAG || data[0] == WIRE_CONT) {
         frag_t *f;
-        mpi_errno = reassemble(r, &f);
+        mpi_errno = reassemble(e, data, &f);
         MPIR_ERR_CHECK(mpi_errno);
         if (f) {
             int a = 0;
@@ -1314,7 +1290,7 @@ static int handle(glex_rqe_long_t * r)
                 break;
             }
         case WIRE_SPLIT:
-            mpi_errno = lmt_help(r, &w);
+            mpi_errno = lmt_help(e, data, &w);
             MPIR_ERR_CHECK(mpi_errno);
             break;
         case WIRE_CREDIT:

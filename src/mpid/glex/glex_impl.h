@@ -104,17 +104,14 @@ int MPIDI_GLEX_am_isend_reply(MPIR_Comm * comm, int src_rank, int handler_id, co
 int MPIDI_GLEX_send_msg(uint32_t node, int handler_id, const void *am_hdr, MPI_Aint am_hdr_sz,
                         const void *data, MPI_Aint count, MPI_Datatype datatype, int src_vci,
                         int dst_vci, MPIR_Request * sreq);
-/* data bytes an inline message with an am_hdr_sz-byte header has room for,
- * and such a message (contiguous data, no request: done when it returns) */
-MPI_Aint MPIDI_GLEX_inline_room(MPI_Aint am_hdr_sz);
-/* the data bytes of a long MP (glex_vp_try_mp_long) beside an AM header of
- * am_hdr_sz bytes; MPIDI_GLEX_send_long sends such a message at once or
- * not at all (*sent) */
-MPI_Aint MPIDI_GLEX_long_room(MPI_Aint am_hdr_sz);
-int MPIDI_GLEX_send_long(uint32_t node, int handler_id, const void *am_hdr, MPI_Aint am_hdr_sz,
-                         const void *data, MPI_Aint data_sz, int *sent);
-int MPIDI_GLEX_send_inline(uint32_t node, int handler_id, const void *am_hdr, MPI_Aint am_hdr_sz,
-                           const void *data, MPI_Aint data_sz);
+/* data bytes one MP has room for beside an am_hdr_sz-byte header (inline,
+ * or a long MP to this host), and such a message of contiguous data, no
+ * request: *sent 1 when it went (done when this returns; an inline one
+ * always goes), 0 when it could not go at once (the caller sends
+ * otherwise) */
+MPI_Aint MPIDI_GLEX_mp_room(MPI_Aint am_hdr_sz);
+int MPIDI_GLEX_send_mp(uint32_t node, int handler_id, const void *am_hdr, MPI_Aint am_hdr_sz,
+                       const void *data, MPI_Aint data_sz, int *sent);
 /* a rendezvous's n bytes from node's addr into contiguous data (with the
  * sender's NIC's help where that pays); then MPIDI_GLEX_send_ack(node,
  * cookie) completes the sender's request */

@@ -116,27 +116,19 @@ static int p2p_send(const void *buf, MPI_Aint count, MPI_Datatype datatype, int 
     MPI_Aint data_sz, true_lb;
     MPIDI_Datatype_check_contig_size_lb(datatype, count, contig, data_sz, true_lb);
     if (contig && !(flags & MPIDI_GLEX_P2P_SYNC) &&
-        data_sz <= MPIDI_GLEX_inline_room(MPIDI_GLEX_P2P_HDR_SHORT)) {
-        /* the NIC has the data when the post returns: the send is done, its
-         * request one of MPICH's complete ones (nothing to allocate or free) */
-        mpi_errno = MPIDI_GLEX_send_inline(node, MPIDI_GLEX_P2P_HANDLER, &h,
-                                           MPIDI_GLEX_P2P_HDR_SHORT, (const char *) buf + true_lb,
-                                           data_sz);
-        *req_p = MPIR_Request_create_complete(MPIR_REQUEST_KIND__SEND);
-        goto fn_exit;
-    }
-    if (contig && !(flags & MPIDI_GLEX_P2P_SYNC) &&
-        data_sz <= MPIDI_GLEX_long_room(MPIDI_GLEX_P2P_HDR_SHORT)) {
-        /* so, as a long MP, when it can go at once */
+        data_sz <= MPIDI_GLEX_mp_room(MPIDI_GLEX_P2P_HDR_SHORT)) {
+        /* one MP (inline, or long when it can go at once): the NIC has the
+         * data when the post returns, so the send is done, its request one
+         * of MPICH's complete ones (nothing to allocate or free) */
         int sent = 0;
-        mpi_errno = MPIDI_GLEX_send_long(node, MPIDI_GLEX_P2P_HANDLER, &h,
-                                         MPIDI_GLEX_P2P_HDR_SHORT, (const char *) buf + true_lb,
-                                         data_sz, &sent);
-        MPIR_ERR_CHECK(mpi_errno);
+        mpi_errno = MPIDI_GLEX_send_mp(node, MPIDI_GLEX_P2P_HANDLER, &h,
+                                       MPIDI_GLEX_P2P_HDR_SHORT, (const char *) buf + true_lb,
+                                       data_sz, &sent);
         if (sent) {
             *req_p = MPIR_Request_create_complete(MPIR_REQUEST_KIND__SEND);
             goto fn_exit;
         }
+        MPIR_ERR_CHECK(mpi_errno);
     }
     MPIR_Request *sreq;
     MPIDI_CH4_REQUEST_CREATE(sreq, MPIR_REQUEST_KIND__SEND, 0, 2);
