@@ -1194,9 +1194,20 @@ static int reassemble(const glex_rqe_t * e, const uint8_t * data, frag_t ** out)
 
 /* a message whose data_sz bytes are at data (copied out before this
  * returns) to its handler: point-to-point's, or MPIDIG's */
+/* 1 once MPIDI_GLEX_am_poll's batch handed MPIDIG a post of an exposure
+ * epoch: the batch ends there.  MPI_Win_start waits in progress calls until
+ * the posts it counted equal its group's size, and it counts every post
+ * that arrives, the next epoch's too (from a process outside its group that
+ * got that far meanwhile): two in one call stepped over the size and the
+ * start waited forever (MPICH's rma test pscw_ordering_shm at 4 processes,
+ * 1 run in about 80 on 2 CPUs).  One post per call, the count meets it. */
+static int batch_end;
+
 static int to_handler(uint32_t node, int handler_id, void *am_hdr, uint32_t am_hdr_sz,
                       void *data, uint64_t data_sz, int attr)
 {
+    if (handler_id == MPIDIG_WIN_POST)
+        batch_end = 1;
     if (handler_id == MPIDI_GLEX_P2P_HANDLER)
         return MPIDI_GLEX_global.p2p_arrived(node, am_hdr, am_hdr_sz, data, data_sz, 0, 0);
     return MPIDIG_global.target_msg_cbs[handler_id] (am_hdr, data, (MPI_Aint) data_sz, attr,
@@ -1327,7 +1338,8 @@ int MPIDI_GLEX_am_poll(int *work)
         return mpi_errno;
 
     in_batch = 1;
-    for (int n = 0; n < RQ_BATCH; n++) {
+    batch_end = 0;
+    for (int n = 0; n < RQ_BATCH && !batch_end; n++) {
         held_t *h = held_head;
         if (h) {
             held_head = h->next;
