@@ -225,18 +225,27 @@ static void mp_desc(glex_desc_t *d, const glex_vp_t *vp, uint32_t dest_id, uint3
     glex_pieces_copy(d->data, p, n);
 }
 
+/* An MP of at most cap bytes checked, then run at its post if the engine
+ * can (1); 0: it could not, *len its bytes; < 0: the error */
+static int mp_now(glex_vp_t *vp, uint32_t dest_id, uint32_t dest_vp, const glex_piece_t *p,
+                  uint32_t n, uint32_t cap, unsigned flags, uint32_t *len)
+{
+    int rc = mp_check(vp, dest_id, dest_vp, p, n, cap, flags, len);
+    if (rc)
+        return rc;
+    return glex_engine_post_mp_now(vp, dest_id, dest_vp, p, n, *len, (flags & GLEX_MP_QUIET) != 0)
+               ? 1 : 0;
+}
+
 int glex_vp_post_mp_flags(glex_vp_t *vp, uint32_t dest_id, uint32_t dest_vp,
                           const glex_piece_t *p, uint32_t n, unsigned flags)
 {
     uint32_t len;
-    int rc = mp_check(vp, dest_id, dest_vp, p, n, GLEX_MP_CAP, flags, &len);
+    int rc = mp_now(vp, dest_id, dest_vp, p, n, GLEX_MP_CAP, flags, &len);
     if (rc)
-        return rc;
-    int quiet = (flags & GLEX_MP_QUIET) != 0;
-    if (glex_engine_post_mp_now(vp, dest_id, dest_vp, p, n, len, quiet))
-        return GLEX_OK;
+        return rc > 0 ? GLEX_OK : rc;
     glex_desc_t d;
-    mp_desc(&d, vp, dest_id, dest_vp, p, n, len, quiet);
+    mp_desc(&d, vp, dest_id, dest_vp, p, n, len, (flags & GLEX_MP_QUIET) != 0);
     return glex_vp_post(vp, &d, 1);
 }
 
@@ -244,10 +253,7 @@ int glex_vp_try_mp_long(glex_vp_t *vp, uint32_t dest_id, uint32_t dest_vp,
                         const glex_piece_t *p, uint32_t n, unsigned flags)
 {
     uint32_t len;
-    int rc = mp_check(vp, dest_id, dest_vp, p, n, GLEX_MP_LONG_CAP, flags, &len);
-    if (rc)
-        return rc;
-    return glex_engine_post_mp_now(vp, dest_id, dest_vp, p, n, len, (flags & GLEX_MP_QUIET) != 0);
+    return mp_now(vp, dest_id, dest_vp, p, n, GLEX_MP_LONG_CAP, flags, &len);
 }
 
 int glex_vp_post_mp(glex_vp_t *vp, uint32_t dest_id, uint32_t dest_vp, const glex_piece_t *p,

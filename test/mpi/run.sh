@@ -233,39 +233,28 @@ proto() { # proto BYTES N ENV...: pt2pt stream BYTES N at 2 ranks, GLEX_VERBOSE=
   received=$(grep "glex: rank 1: point-to-point received" "$out/log" |
     sed -n 's/.*point-to-point received: \([0-9]*\),.*/\1/p')
 }
-# ... and each matched by the netmod (point-to-point natively, not MPIDIG's)
-proto 1024 200
-if [ $rc = 0 ] && grep -q "pt2pt stream: 600 checks, 0 errors" "$out/log" && [ "$long" = 200 ] &&
-   [ "$ring" = 0 ] && [ "$frag" = 0 ] && [ "${received:-0}" -ge 200 ]; then
-  ok "200 messages of 1 KiB: all as long MPs, matched by the netmod ($received)"
-else
-  notok "1 KiB messages: exit $rc, long '$long', ring '$ring', fragmented '$frag', netmod received '$received'"
-  tail -5 "$out/log" | sed 's/^/# /'
-fi
-proto 4096 200
-if [ $rc = 0 ] && grep -q "pt2pt stream: 600 checks, 0 errors" "$out/log" && [ "$ring" = 200 ] &&
-   [ "$long" = 0 ] && [ "$frag" = 0 ] && [ "${received:-0}" -ge 200 ]; then
-  ok "200 messages of 4 KiB: all through the receiver's ring, matched by the netmod ($received)"
-else
-  notok "4 KiB messages: exit $rc, long '$long', ring '$ring', fragmented '$frag', netmod received '$received'"
-  tail -5 "$out/log" | sed 's/^/# /'
-fi
-proto 1024 200 GLEX_MP_LONG=0
-if [ $rc = 0 ] && grep -q "pt2pt stream: 600 checks, 0 errors" "$out/log" && [ "$ring" = 200 ] &&
-   [ "$long" = 0 ]; then
-  ok "200 messages of 1 KiB with GLEX_MP_LONG=0: all through the receiver's ring"
-else
-  notok "1 KiB messages, long MPs off: exit $rc, long '$long', ring '$ring'"
-  tail -5 "$out/log" | sed 's/^/# /'
-fi
-proto 1024 200 GLEX_MP_LONG=0 GLEX_RDMA_EAGER=0
-if [ $rc = 0 ] && grep -q "pt2pt stream: 600 checks, 0 errors" "$out/log" && [ "$ring" = 0 ] &&
-   [ "$frag" = 200 ]; then
-  ok "200 messages of 1 KiB with GLEX_RDMA_EAGER=0: all as fragments"
-else
-  notok "1 KiB messages, rings off: exit $rc, ring '$ring', fragmented '$frag'"
-  tail -5 "$out/log" | sed 's/^/# /'
-fi
+want_is() { [ "$2" = - ] || [ "$1" = "$2" ]; }   # want_is VALUE WANT: WANT, or "-" (any)
+stream_case() { # stream_case LABEL LONG RING FRAG MATCHED BYTES N ENV...: a stream of N
+  # messages of BYTES whose sends went so (long MPs, ring, fragments: counts or
+  # "-"), received by the netmod's matching (point-to-point natively, not
+  # MPIDIG's) if MATCHED is yes
+  label=$1 w_long=$2 w_ring=$3 w_frag=$4 w_matched=$5; shift 5
+  proto "$@"
+  if [ $rc = 0 ] && grep -q "pt2pt stream: $(($2 * 3)) checks, 0 errors" "$out/log" &&
+     want_is "$long" "$w_long" && want_is "$ring" "$w_ring" && want_is "$frag" "$w_frag" &&
+     { [ "$w_matched" != yes ] || [ "${received:-0}" -ge "$2" ]; }; then
+    ok "$label (long MP $long, ring $ring, fragmented $frag; netmod matched ${received:-?})"
+  else
+    notok "$label: exit $rc, long '$long', ring '$ring', fragmented '$frag', netmod matched '$received' (want $w_long, $w_ring, $w_frag, $w_matched)"
+    tail -5 "$out/log" | sed 's/^/# /'
+  fi
+}
+stream_case "200 messages of 1 KiB: all as long MPs" 200 0 0 yes 1024 200
+stream_case "200 messages of 4 KiB: all through the receiver's ring" 0 200 0 yes 4096 200
+stream_case "200 messages of 1 KiB with GLEX_MP_LONG=0: all through the receiver's ring" \
+  0 200 - - 1024 200 GLEX_MP_LONG=0
+stream_case "200 messages of 1 KiB with GLEX_RDMA_EAGER=0: all as fragments" \
+  - 0 200 - 1024 200 GLEX_MP_LONG=0 GLEX_RDMA_EAGER=0
 # two windows of 96 MPI_Isend of 8 KiB, 0.1 s apart: the first fills most
 # of the ring (1 MiB per sender at 2 ranks); the receiver's credits for it
 # wait in the sender's receive queue, and the second window's sends, finding
