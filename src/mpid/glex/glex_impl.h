@@ -75,6 +75,8 @@ static inline uint32_t MPIDI_GLEX_node_of(MPIR_Comm * comm, int rank)
 /* glex_error.c (which also holds MPIDI_GLEX_global): an MPI error code
  * carrying the NIC model's last error text */
 int MPIDI_GLEX_error(int glex_rc, const char *what);
+/* a line on stderr that MPI_Init's failure (an abort) follows: out to the launcher first */
+void MPIDI_GLEX_say_fatal(const char *msg);
 
 /* glex_init.c */
 int MPIDI_GLEX_init_local(int *tag_bits);

@@ -46,6 +46,7 @@ static int parse_env(void)
     static const char *const flag_words[] = { "0", "1", NULL };
     static const char *const verbose_words[] = { "0", "1", "2", NULL };
     int mpi_errno = MPI_SUCCESS, offload = 1, verbose = 0, mp_long = 1;
+    char line[768];     /* the reason MPI_Init fails, on stderr */
 
     publish("GLEX_OFFLOAD", "1", "ch4:glex setting (doc/user-guide.md)");
     publish("GLEX_VERBOSE", "0", "ch4:glex setting (doc/user-guide.md)");
@@ -84,7 +85,8 @@ static int parse_env(void)
     }
     return MPI_SUCCESS;
   bad:
-    fprintf(stderr, "ch4:glex: %s\n", glex_last_error());
+    snprintf(line, sizeof line, "ch4:glex: %s", glex_last_error());
+    MPIDI_GLEX_say_fatal(line);
     MPIR_ERR_SET1(mpi_errno, MPI_ERR_OTHER, "**fail", "**fail %s", glex_last_error());
     return mpi_errno;
 }
@@ -163,7 +165,7 @@ static int fabric_error(int rc, const char *what)
 {
     char msg[768];
     snprintf(msg, sizeof msg, "ch4:glex: %s: %s", what, glex_last_error());
-    fprintf(stderr, "%s\n", msg);
+    MPIDI_GLEX_say_fatal(msg);
     return MPIDI_GLEX_error(rc, msg);
 }
 
@@ -273,11 +275,12 @@ int MPIDI_GLEX_init_world(void)
         p.vps_per_node = 2;
     for (int k = 0; p.vtime && k < GLEX_COLL_KIND_COUNT; k++)
         if (MPIDI_GLEX_global.choice[k].algo == GLEX_ALGO_DIRECT) {
-            char msg[256];
+            char msg[256], line[300];
             snprintf(msg, sizeof msg, "%s=direct runs outside the NIC model, which GLEX_VTIME=1 "
                      "times: allowed with it auto, an engine algorithm, host or mpich",
                      kind_env[k]);
-            fprintf(stderr, "ch4:glex: %s\n", msg);
+            snprintf(line, sizeof line, "ch4:glex: %s", msg);
+            MPIDI_GLEX_say_fatal(line);
             MPIR_ERR_SET1(mpi_errno, MPI_ERR_OTHER, "**fail", "**fail %s", msg);
             return mpi_errno;
         }
