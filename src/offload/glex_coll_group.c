@@ -252,8 +252,9 @@ static void evict_one(glex_group_t *g)
     glex_plan_t *p = *victim;
     *victim = p->next;
     for (int k = 0; k < GLEX_COLL_KIND_COUNT; k++)
-        if (g->memo[k].plan == p)
-            g->memo[k].plan = NULL;
+        for (uint32_t w = 0; w < GLEX_MEMO_WAYS; w++)
+            if (g->memo[k][w].plan == p)
+                g->memo[k][w].plan = NULL;
     plan_free(p);
     g->nplans--;
 }

@@ -39,8 +39,13 @@ typedef struct glex_plan {
 
 typedef struct glex_direct glex_direct_t;
 
-/* a group's last call of one kind: a call with the same arguments (a loop)
- * reuses its algorithm and plan (not referenced: eviction clears it) */
+/* one of a group's last calls of one kind: a call with the same arguments
+ * (a loop) reuses its algorithm and plan (not referenced: eviction clears
+ * it).  GLEX_MEMO_WAYS a kind: a loop of a few shapes (roots taking turns,
+ * two sizes) finds each without choosing the algorithm again (2 ranks, 8 B,
+ * roots taking turns, medians of 6 in turn: bcast 0.405 -> 0.345 us, reduce
+ * 0.40 -> 0.37, NOTES 2026-12-03) */
+#define GLEX_MEMO_WAYS 4u
 typedef struct glex_call_memo {
     glex_plan_t *plan; /* NULL: nothing kept */
     glex_algo_t algo, asked;
@@ -60,7 +65,8 @@ struct glex_group {
     glex_plan_t *buckets[GLEX_PLAN_BUCKETS];
     uint32_t nplans, max_plans; /* GLEX_COLL_PLAN_CACHE */
     uint64_t use_clock;
-    glex_call_memo_t memo[GLEX_COLL_KIND_COUNT];
+    glex_call_memo_t memo[GLEX_COLL_KIND_COUNT][GLEX_MEMO_WAYS];
+    uint8_t memo_next[GLEX_COLL_KIND_COUNT]; /* the way the next kept call takes */
     glex_coll_policy_t pol; /* thresholds (glex_coll_select.c) */
     int lease;            /* JobID of the group's blocking calls, or -1: one per call */
     uint32_t lease_calls; /* calls under it: each its own key generation ... */

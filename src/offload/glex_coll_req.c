@@ -386,32 +386,43 @@ static uint32_t buf_flags(const glex_coll_args_t *a)
            (uint32_t)(a->sendbuf == GLEX_IN_PLACE) << 2 | (uint32_t)(a->sendbuf == a->recvbuf) << 3;
 }
 
-/* the plan of the group's last call of this kind when this call's
- * arguments are the same (the checks passed then, the choice is the same),
+static int memo_same(const glex_call_memo_t *m, const glex_coll_args_t *a, uint32_t bufs)
+{
+    return m->plan && m->asked == a->algo && m->host == a->host_mode &&
+           m->blocking == a->blocking && m->count == a->count && m->type == (int)a->type &&
+           m->op == (int)a->op && m->root == a->root && m->bufs == bufs;
+}
+
+/* the plan of one of the group's last calls of this kind whose arguments
+ * are this call's (the checks passed then, the choice is the same),
  * referenced; else NULL */
 static glex_plan_t *memo_hit(glex_group_t *g, const glex_coll_args_t *a, glex_algo_t *algo)
 {
     if (!g || !a || (unsigned)a->kind >= GLEX_COLL_KIND_COUNT)
         return NULL;
-    const glex_call_memo_t *m = &g->memo[a->kind];
-    if (!m->plan || m->asked != a->algo || m->host != a->host_mode ||
-        m->blocking != a->blocking || m->count != a->count || m->type != (int)a->type ||
-        m->op != (int)a->op || m->root != a->root || m->bufs != buf_flags(a))
-        return NULL;
-    glex_plan_t *p = m->plan;
-    p->last_use = ++g->use_clock;
-    p->refs++;
-    *algo = m->algo;
-    return p;
+    uint32_t bufs = buf_flags(a);
+    for (uint32_t w = 0; w < GLEX_MEMO_WAYS; w++) {
+        const glex_call_memo_t *m = &g->memo[a->kind][w];
+        if (!memo_same(m, a, bufs))
+            continue;
+        glex_plan_t *p = m->plan;
+        p->last_use = ++g->use_clock;
+        p->refs++;
+        *algo = m->algo;
+        return p;
+    }
+    return NULL;
 }
 
+/* kept in the kind's ways in turn (the oldest kept goes) */
 static void memo_keep(glex_group_t *g, const glex_coll_args_t *a, glex_algo_t algo, glex_plan_t *p)
 {
-    g->memo[a->kind] = (glex_call_memo_t){ .plan = p, .algo = algo, .asked = a->algo,
-                                           .host = a->host_mode, .blocking = a->blocking,
-                                           .type = (int)a->type, .op = (int)a->op,
-                                           .root = a->root, .bufs = buf_flags(a),
-                                           .count = a->count };
+    uint32_t w = g->memo_next[a->kind]++ % GLEX_MEMO_WAYS;
+    g->memo[a->kind][w] = (glex_call_memo_t){ .plan = p, .algo = algo, .asked = a->algo,
+                                              .host = a->host_mode, .blocking = a->blocking,
+                                              .type = (int)a->type, .op = (int)a->op,
+                                              .root = a->root, .bufs = buf_flags(a),
+                                              .count = a->count };
 }
 
 int glex_coll_start(glex_group_t *g, const glex_coll_args_t *a, glex_req_t **out)
