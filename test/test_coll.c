@@ -2,7 +2,8 @@
  * op x type, over group sizes 1-9, 16, 17, 32, roots first/middle/last, counts
  * 0, 1, 7, around the inline limit, in place and not.  Results must equal the
  * serial reference exactly (inputs are chosen so any order is exact; the
- * reproducibility test covers rounding).
+ * reproducibility test covers rounding).  Then calls of a kind taking turns
+ * over more shapes than a group remembers.
  * Usage: test_coll [n ...] */
 #include "glex_test.h"
 #include "glex_test_ref.h"
@@ -81,6 +82,38 @@ static const char *one_call(glex_tctx_t *c, glex_coll_args_t *a, uint64_t seed, 
     return err;
 }
 
+/* Calls of one kind taking turns over more shapes (root, count, in place)
+ * than the group remembers (GLEX_MEMO_WAYS): each call's plan is its own
+ * shape's, whether remembered, pushed out or kept again */
+static int run_shapes(glex_tctx_t *c, uint64_t seed)
+{
+    static const glex_coll_kind_t kinds[] = { GLEX_COLL_BCAST, GLEX_COLL_REDUCE,
+                                              GLEX_COLL_ALLREDUCE };
+    static const uint64_t counts[] = { 1, 12, 13, 40 };
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+        int id = glex_case(c, "%s auto: 7 shapes taking turns", glex_coll_kind_name(kinds[k]));
+        for (int round = 0; round < 4; round++) {
+            for (int sh = 0; sh < 7; sh++) {
+                glex_coll_args_t a;
+                memset(&a, 0, sizeof a);
+                a.kind = kinds[k];
+                a.algo = GLEX_ALGO_AUTO;
+                a.type = GLEX_INT32;
+                a.op = GLEX_OP_SUM;
+                a.root = (uint32_t)sh % (uint32_t)c->n;
+                a.count = counts[sh % 4];
+                int inplace = sh >= 4;
+                const char *e = one_call(c, &a, seed++, inplace);
+                if (e)
+                    glex_case_fail(c, id, "round %d shape %d (count %llu root %u%s): %s", round,
+                                   sh, (unsigned long long)a.count, a.root,
+                                   inplace ? " in-place" : "", e);
+            }
+        }
+    }
+    return 0;
+}
+
 static int run_matrix(glex_tctx_t *c)
 {
     uint64_t seed = 1;
@@ -135,7 +168,7 @@ static int run_matrix(glex_tctx_t *c)
             }
         }
     }
-    return 0;
+    return run_shapes(c, seed);
 }
 
 int main(int argc, char **argv)

@@ -1272,12 +1272,6 @@ static int read_recv_mismatch(glex_fabric_t *f, glex_task_t *t, const glex_desc_
                       "(swap_remote_addr on the receive side only)", t->job, d->recv_id);
 }
 
-/* A combining read receive (ReduceFlag): this NIC's DMA reads the next
- * pulse of the offered buffer into its unit RAM (a credit area: the data
- * the NIC holds) and its ALU combines it into recv_addr, the first source
- * with operand_addr's data (SwapLocalData).  The vector crosses the CPUs
- * once, in the reader's read, where the sender's copy into this unit's RAM
- * and the combine out of it cross twice. */
 /* a read receive's one CREDIT (number 0): it read the whole; 1 sent (now
  * or before), 0 no room yet, < 0 an error */
 static int read_credit(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, glex_unit_shm_t *u)
@@ -1288,6 +1282,12 @@ static int read_credit(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, g
     return grant_credit(f, t, d, u, &done, sizeof done, 0);
 }
 
+/* A combining read receive (ReduceFlag): this NIC's DMA reads the next
+ * pulse of the offered buffer into its unit RAM (a credit area: the data
+ * the NIC holds) and its ALU combines it into recv_addr, the first source
+ * with operand_addr's data (SwapLocalData).  The vector crosses the CPUs
+ * once, in the reader's read, where the sender's copy into this unit's RAM
+ * and the combine out of it cross twice. */
 static int read_combine(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d,
                         glex_unit_shm_t *u)
 {
