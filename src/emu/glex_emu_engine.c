@@ -1793,6 +1793,8 @@ static glex_cqe_t *cq_next(const glex_fabric_t *f, glex_vp_t *vp, uint32_t *tail
 static void cq_publish(glex_vp_t *vp, uint32_t tail)
 {
     atomic_store_explicit(&vp->shm->cq_tail, tail + 1, memory_order_release);
+    /* the next CQE's line, as the DQ's next slot (glex_vp_post_list) */
+    glex_prefetch_write(&vp->cq[(tail + 1) % vp->f->p.cq_depth]);
 }
 
 /* Nothing of vp's is queued or running: its DQ is empty (every task fetched
