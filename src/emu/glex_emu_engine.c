@@ -761,7 +761,7 @@ static uint32_t *cp_taken(glex_fabric_t *f, const glex_task_t *t)
 
 /* The counter trigger's count: CP packets of the task's (JobID, VP) that
  * arrived and were not taken yet.  A packet a one-packet receive took from
- * its slot before its sender's count reached the counter (take_cp_polled)
+ * its slot before its sender's count reached the counter (coll_recv)
  * makes the difference negative for that moment: none pending. */
 static uint32_t cp_pending(glex_fabric_t *f, const glex_task_t *t)
 {
@@ -772,32 +772,15 @@ static uint32_t cp_pending(glex_fabric_t *f, const glex_task_t *t)
 }
 
 /* take the CP packet (inline data) of key from this node's buffer: its
- * length, or -1; counted out of the (JobID, VP)'s pending ones.  Looked up
- * once the CP counter shows packets (but inline_instead's late look), so as
- * a packet that is in */
-static int take_cp(glex_fabric_t *f, glex_task_t *t, glex_key_t k, void *buf, uint64_t *vt)
+ * length, or -1; counted out of the (JobID, VP)'s pending ones.  counted:
+ * the CP counter showed packets (or a late look for a size mismatch), so
+ * the slots are asked for as holding a packet that is in; else a receive
+ * polls for its one packet (coll_recv) */
+static int take_cp(glex_fabric_t *f, glex_task_t *t, glex_key_t k, void *buf, uint64_t *vt,
+                   int counted)
 {
-    int len = glex_table_take_present(f, f->node, t->unit, k, buf, GLEX_INLINE_CAP, vt);
-    if (len >= 0)
-        ++*cp_taken(f, t);
-    return len;
-}
-
-/* A descriptor that waits for one CP packet looks at the slots its key
- * lands in (its home bucket, the next ones only while the home's over
- * count says so), and never at the CP counter: the sender publishes the
- * slot first and counts it after, so waiting on the counter put a second
- * transfer of a line between the CPUs on the way to the packet, and a
- * receiver reading the counter took its line from the sender, whose next
- * count (a locked add) then waited for it.  2 ranks, 8 B, roots taking
- * turns, medians of 6 in turn (us): bcast 0.53 -> 0.41, reduce 0.53 ->
- * 0.41, barrier 0.41 -> 0.355, allreduce 0.44 -> 0.38 (NOTES 2026-12-03).
- * The packet is counted as taken; the counter trigger of a many-packet
- * descriptor still fires on the count. */
-static int take_cp_polled(glex_fabric_t *f, glex_task_t *t, glex_key_t k, void *buf,
-                          uint64_t *vt)
-{
-    int len = glex_table_take_vt(f, f->node, t->unit, k, buf, GLEX_INLINE_CAP, vt);
+    int len = counted ? glex_table_take_present(f, f->node, t->unit, k, buf, GLEX_INLINE_CAP, vt)
+                      : glex_table_take_vt(f, f->node, t->unit, k, buf, GLEX_INLINE_CAP, vt);
     if (len >= 0)
         ++*cp_taken(f, t);
     return len;
@@ -826,7 +809,7 @@ static int coll_recv_many(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d
                                     : src[t->r_frag];
         glex_key_t k = glex_make_key(t->tag, s.node, s.vp, s.seq, myvp, GLEX_PKT_DATA, 0);
         uint64_t pvt;
-        int len = take_cp(f, t, k, buf, &pvt);
+        int len = take_cp(f, t, k, buf, &pvt, 1);
         if (len < 0) {
             park(t, u, 0);
             return work;
@@ -852,7 +835,7 @@ static int inline_instead(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d
     uint8_t buf[GLEX_INLINE_CAP];
     glex_key_t k = glex_make_key(t->tag, d->recv_id, d->recv_vp, d->cp_count, t->vp->index,
                                  GLEX_PKT_DATA, 0);
-    int small = take_cp(f, t, k, buf, NULL);
+    int small = take_cp(f, t, k, buf, NULL, 1);
     return small >= 0 ? size_error(t, 1, (uint64_t)small, t->bytes) : 0;
 }
 
@@ -988,7 +971,17 @@ static int coll_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
         glex_key_t k = glex_make_key(t->tag, d->recv_id, d->recv_vp, d->cp_count, myvp,
                                      GLEX_PKT_DATA, 0);
         uint64_t pvt;
-        int len = take_cp_polled(f, t, k, buf, &pvt);
+        /* a descriptor that waits for one CP packet looks at the slots its
+         * key lands in (its home bucket, the next ones only while the
+         * home's over count says so), never at the CP counter: the sender
+         * publishes the slot first and counts it after, so waiting on the
+         * counter put a second line transfer between the CPUs on the way
+         * to the packet, and a receiver reading the counter took its line
+         * from the sender, whose next count (a locked add) then waited for
+         * it.  2 ranks, 8 B, roots taking turns, medians of 6 in turn (us):
+         * bcast 0.53 -> 0.41, reduce 0.53 -> 0.41, barrier 0.41 -> 0.355,
+         * allreduce 0.44 -> 0.38 (NOTES 2026-12-03) */
+        int len = take_cp(f, t, k, buf, &pvt, 0);
         if (len < 0) {
             park(t, u, 0);
             return inline_recv_mismatch(f, t, d);
@@ -1253,7 +1246,7 @@ static int read_recv_mismatch(glex_fabric_t *f, glex_task_t *t, const glex_desc_
     uint64_t theirs;
     glex_key_t k = glex_make_key(t->tag, d->recv_id, d->recv_vp, d->cp_count, t->vp->index,
                                  GLEX_PKT_DATA, 0);
-    int len = take_cp(f, t, k, buf, NULL);
+    int len = take_cp(f, t, k, buf, NULL, 1);
     if (len >= 0) {
         theirs = (uint64_t)len;
     } else {
