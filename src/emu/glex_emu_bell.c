@@ -50,6 +50,7 @@ void glex_bell_setup(glex_fabric_t *f)
     if (f->bell_asym)
         pthread_once(&bell_once, bell_register_once);
     f->bell_light = f->bell_asym && bell_registered;
+    f->bell_counted = !f->bell_light;
 }
 
 void glex_waker_fence(const glex_fabric_t *f)
@@ -79,10 +80,51 @@ void glex_ring_doorbell(glex_fabric_t *f, uint32_t node)
         glex_futex_wake(&n->doorbell, INT_MAX, true);
 }
 
+/* A packet's ring.  Where the processes have a CPU each, the bells are
+ * bumped on every packet (a sleeper reads its token before it counts
+ * itself, and the engine thread polls the doorbell without counting).
+ * Where processes share CPUs, several nodes ring one node from both CPUs,
+ * and each locked add took the bell's line from the last ringer: there a
+ * bell is bumped only while someone is counted on it (a host asleep, or
+ * the engine thread watching the doorbell: glex_doorbell_watch).  The
+ * ringer's fence orders its packet before its look at the counts, as the
+ * counter's fence orders its count before its last look at the packets:
+ * either that look finds the packet or the ringer sees the count and
+ * bumps a bell whose token was read before it. */
 void glex_ring(glex_fabric_t *f, uint32_t node)
 {
-    glex_ring_doorbell(f, node);
-    glex_wake_host(f, node);
+    if (!f->bell_counted) {
+        glex_ring_doorbell(f, node);
+        glex_wake_host(f, node);
+        return;
+    }
+    if (glex_remote(f, node))
+        return;
+    glex_node_shm_t *n = glex_node_shm(f, node);
+    atomic_thread_fence(memory_order_seq_cst);
+    uint32_t asleep = atomic_load_explicit(&n->sleepers, memory_order_relaxed);
+    if (asleep || atomic_load_explicit(&n->watchers, memory_order_relaxed)) {
+        atomic_fetch_add(&n->doorbell, 1);
+        if (asleep)
+            glex_futex_wake(&n->doorbell, INT_MAX, true);
+    }
+    if (atomic_load_explicit(&n->host_sleepers, memory_order_relaxed)) {
+        atomic_fetch_add(&n->hostbell, 1);
+        glex_futex_wake(&n->hostbell, INT_MAX, true);
+    }
+}
+
+int glex_bells_counted(const glex_fabric_t *f) { return f->bell_counted; }
+
+void glex_doorbell_watch(glex_fabric_t *f, int on)
+{
+    glex_node_shm_t *n = glex_node_shm(f, f->node);
+    if (on) {
+        atomic_fetch_add(&n->watchers, 1);
+        glex_sleeper_fence(f);
+    } else {
+        atomic_fetch_sub(&n->watchers, 1);
+    }
 }
 
 /* The host's own bell: a mailbox writer wakes the host it wrote for

@@ -2604,6 +2604,15 @@ static int poll_doorbell(glex_fabric_t *f, glex_engine_t *e, uint32_t token, uin
     return 0;
 }
 
+/* the engine thread counted on its node's doorbell (on) or not */
+static void watch_doorbell(glex_fabric_t *f, int *watching, int on)
+{
+    if (*watching != on) {
+        *watching = on;
+        glex_doorbell_watch(f, on);
+    }
+}
+
 /* The engine thread: it runs the engine while no host drives it and there
  * is a task; it sleeps on the node's doorbell (packets, credits) while its
  * tasks wait, after polling it for the spin budget, and on its own bell
@@ -2621,6 +2630,10 @@ static void *engine_main(void *arg)
     uint64_t spin_ns = (uint64_t)glex_spin_us(f) * 1000ull;
     atomic_store(&e->running, 1);
     glex_futex_wake(&e->running, 1, false);
+    /* where a ring bumps the doorbell only for those counted on it
+     * (glex_ring), the thread counts itself while it polls or sleeps there,
+     * from before the pass whose token it keeps until it stands back */
+    int counted = glex_bells_counted(f), watching = 0;
     while (!atomic_load(&e->stop)) {
         uint32_t bell = atomic_load(&e->bell);
         int busy = 1, work = 0;
@@ -2631,6 +2644,7 @@ static void *engine_main(void *arg)
              * of its work, and this thread stands back (stand_back_ms)
              * until rung or its time is up */
             e->seen_polls = polls;
+            watch_doorbell(f, &watching, 0);
             sleep_on_bell(f, e, bell, 0, stand_back_ms(f, e));
             continue;
         }
@@ -2644,6 +2658,10 @@ static void *engine_main(void *arg)
             if (work)
                 continue;
             if (busy) {
+                if (counted && !watching) { /* counted now: look once more */
+                    watch_doorbell(f, &watching, 1);
+                    continue;
+                }
                 glex_wire_unwatched(f); /* it read the fabric in glex_progress */
                 if (spin_ns && poll_doorbell(f, e, token, spin_ns))
                     continue;
@@ -2652,8 +2670,10 @@ static void *engine_main(void *arg)
             }
         }
         /* a host drives progress, or nothing to do */
+        watch_doorbell(f, &watching, 0);
         sleep_on_bell(f, e, bell, 1, 1000);
     }
+    watch_doorbell(f, &watching, 0);
     return NULL;
 }
 

@@ -159,7 +159,8 @@ typedef struct glex_unit_shm {
 _Static_assert(sizeof(glex_unit_shm_t) == 192, "a unit's three lines");
 
 /* The bells have a line each, apart from what peers read (pid, state): the
- * nodes that ring write them on every packet; the owner reads them only
+ * nodes that ring write them on every packet (only while someone is
+ * counted on them where processes share CPUs: glex_ring); the owner reads them only
  * when it goes to sleep, so while it spins they stay with the ringers.  The
  * sleeper counts have a line of their own, written only around a sleep:
  * every ringer reads them, and the owner after each CQE it writes. */
@@ -168,6 +169,7 @@ typedef struct glex_node_shm {
     _Alignas(64) _Atomic uint32_t hostbell; /* hosts sleep on it: rung with the doorbell and alone */
     _Alignas(64) _Atomic uint32_t sleepers; /* asleep on the doorbell (glex_wait) */
     _Atomic uint32_t host_sleepers; /* hosts asleep in glex_wait_until (glex_notify) */
+    _Atomic uint32_t watchers; /* its engine thread polls the doorbell (glex_doorbell_watch) */
     _Alignas(64) _Atomic int32_t pid; /* owner process, 0 when free */
     _Atomic uint32_t state;    /* glex_node_state_t: FREE, ALIVE (attached) or LEFT */
     _Atomic uint64_t start;    /* owner's start time (glex_proc_start) */
@@ -457,6 +459,7 @@ struct glex_fabric {
     /* the host bell's fences (glex_bell_setup): sleepers pay a membarrier
      * (asym), and this process's wakers only a compiler barrier (light) */
     bool bell_asym, bell_light;
+    bool bell_counted; /* its rings bump a bell only for those counted on it (glex_ring) */
     uint32_t *host_of;
     struct glex_wire *wire;
     /* the engine's mappings of peers' published memory (nnodes x
@@ -617,6 +620,11 @@ void glex_sleeper_fence(const glex_fabric_t *f);
 void glex_ring(glex_fabric_t *f, uint32_t node);
 /* the doorbell alone (an engine thread asleep on it), not the host bell */
 void glex_ring_doorbell(glex_fabric_t *f, uint32_t node);
+/* whether a packet's ring bumps the bells only for those counted on them
+ * (processes share CPUs here: glex_ring); then the engine thread counts
+ * itself on the doorbell while it watches it (on) and stops (off) */
+int glex_bells_counted(const glex_fabric_t *f);
+void glex_doorbell_watch(glex_fabric_t *f, int on);
 /* the host bell, rung alone by glex_wake_host (mailbox writers); a host in
  * glex_wait_until sleeps on it: token = glex_host_token(f), look at the
  * condition, glex_host_sleep */
