@@ -424,6 +424,11 @@ static void eager_full(glex_tctx_t *c)
         glex_case_fail(c, id, "%llu messages went eager and %llu asked, expected %d and %d",
                        (unsigned long long)(after.eager_taken - before.eager_taken),
                        (unsigned long long)(after.eager_asked - before.eager_asked), fit, N - fit);
+    /* the pages those held at once, at most the eager pages (KiB: pages) */
+    uint64_t held = (uint64_t)fit * ((BYTES + 1023) / 1024);
+    if (c->rank == 1 && (after.eager_high_water_kb < held || after.eager_high_water_kb > 64))
+        glex_case_fail(c, id, "eager pages' high water %llu KiB, expected %llu..64",
+                       (unsigned long long)after.eager_high_water_kb, (unsigned long long)held);
 }
 
 static int rank_eager_full(glex_tctx_t *c)

@@ -532,6 +532,7 @@ typedef struct glex_unit_counters {
     uint64_t eager_taken;   /* messages written into its eager pages before their receive */
     uint64_t eager_asked;   /* eager-size messages that found them full and asked for credit */
     uint64_t dma_reads;     /* pulses of a sender's offered half its DMA read (doc/nic-model.md) */
+    uint64_t eager_high_water_kb; /* its eager pages in use at most (ram_high_water_kb: the rest) */
 } glex_unit_counters_t;
 
 int glex_vp_counters(glex_fabric_t *f, uint32_t node, uint32_t vp, glex_vp_counters_t *c);

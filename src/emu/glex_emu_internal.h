@@ -145,10 +145,13 @@ typedef struct glex_unit_shm {
     _Atomic uint64_t eager_bits; /* eager pages taken (bit i: eager_first_page + i) */
     _Atomic uint64_t eager_taken, eager_asked; /* eager messages, and those that found no room */
     _Atomic uint64_t stale_dropped; /* packets of failed tasks swept from a full table */
+    /* eager pages in use at most (the local senders' taken bits plus those
+     * another host's senders landed, eager_remote), and those landed */
+    _Atomic uint16_t eager_high_water, eager_remote;
     _Alignas(64) glex_lock_t lock; /* the RAM pool (the packet buffer takes no lock) */
     uint32_t pool_used;   /* borrowed pool pages */
     _Atomic uint64_t ram_high_water, credit_stalls, trigger_waits, tasks_admitted;
-    _Atomic uint64_t ram_used; /* bytes of RAM lent (guaranteed, pool, eager), for high water */
+    _Atomic uint64_t ram_used; /* bytes of RAM lent to tasks (guaranteed, pool), for high water */
     _Atomic uint64_t dma_reads; /* pulses of offered halves this NIC read itself */
     /* packets gone out of the buffer, and the hash probes their senders
      * made to place them (carried in the slot): packets buffered = these
