@@ -32,8 +32,11 @@ each) with 'auto' at this size:
                  rank 0 with one counter trigger, rank r > 0 takes rank
                  0's packet, combines ranks 1..r-1, its own data (a local
                  step), ranks r+1..n-1; barrier: empty packets to all, one
-                 counter trigger over the n-1 others; bcast: the root's
-                 packet to all others from one descriptor
+                 counter trigger over the n-1 others; from 12 ranks both go
+                 through rank 0: every rank's packet to it, its counter
+                 trigger, its result (an empty packet) to all others from
+                 one descriptor; bcast: the root's packet to all others
+                 from one descriptor
   binomial       allreduce and barrier where 'auto' picks it (more processes
                  per CPU than GLEX_YIELD_MAX_PER_CPU): the binomial reduce
                  to rank 0, then the binomial bcast, in one task; a barrier
@@ -57,6 +60,11 @@ def children(v, n):
     return kids, v != 0
 
 
+# from this many ranks flat allreduce and barrier go through rank 0
+# (src/offload/glex_coll_flat.c)
+FLAT_VIA_ROOT_MIN = 12
+
+
 def expected(kind, algo, v, n):
     """(descriptors, packets sent, packets received, ALU ops) of rank v per call"""
     if algo == "flat_read":
@@ -66,6 +74,8 @@ def expected(kind, algo, v, n):
             return (1, n - 1, 0, 0) if v == 0 else (1, 0, 1, 0)
         if kind == "MPI_Reduce":
             return (1, 0, n - 1, n - 1) if v == 0 else (1, 1, 0, 0)
+        if n >= FLAT_VIA_ROOT_MIN and v > 0:
+            return (2, 1, 1, 0)
         if kind == "MPI_Barrier":
             return (2, n - 1, n - 1, 0)
         if v == 0:

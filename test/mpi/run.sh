@@ -41,7 +41,7 @@ valid() { # valid KIND ALGO: is ALGO a GLEX_<KIND>_ALGO value?
 nsizes=$(echo $nps | wc -w)
 nalgos=$(echo $ar_algos | wc -w)
 osu_colls="allreduce reduce bcast barrier iallreduce ireduce ibcast ibarrier"
-echo "1..$(( 6 + nsizes * (3 + nalgos) + 4 + 5 + 1 + 16 + 4 + 6 + 8 + 16 + 4 + 3 + 1 ))"
+echo "1..$(( 6 + nsizes * (3 + nalgos) + 4 + 5 + 1 + 16 + 4 + 6 + 9 + 16 + 4 + 3 + 1 ))"
 
 # shellcheck disable=SC2086
 compile $progs
@@ -350,7 +350,8 @@ run "late_root" 3 $dp GLEX_STAGE_MAP=0 -- "$out/late_root" 1.5 out wait
 # The NIC model ran, with default settings: the counts each communicator's
 # NIC work adds up to (GLEX_VERBOSE=2, every rank) are those each algorithm
 # implies, rank by rank (test/mpi/nic_counts.py), offload and host-based
-for np in 2 3 4 5 8; do
+# (12: flat allreduce and barrier through rank 0)
+for np in 2 3 4 5 8 12; do
   counts "$np" offload
 done
 # 26 ranks: on 2 CPUs 13 a CPU, past GLEX_YIELD_MAX_PER_CPU, where 'auto'
