@@ -146,26 +146,34 @@ void glex_bcast_flat(glex_sched_t *s, uint32_t root, uint64_t buf, uint64_t cnt)
     send_all(s, peers, k, buf, cnt);
 }
 
-/* From this many members an inline-sized allreduce (a barrier) goes to rank
- * 0 and back: every member's packet to rank 0, whose counter trigger
- * combines them in rank order, then its result to all from one descriptor
- * (2(n-1) packets, two steps) instead of n(n-1) in one.  Each packet's
- * insert takes lines other senders wrote last (the unit's claim count, the
- * CP counter, the slot): 16 ranks on 2 CPUs, medians of 5-7 in turn,
- * allreduce 8-32 B 0.75-0.86x the time, barrier 0.88x; at 4 ranks it was
- * 1.6x slower, at 6-8 even within the noise, at 12 0.83-1.04x
- * (bench/results/2026-12-03/NOTES.md, third session). */
+/* From this many members an inline-sized allreduce goes to rank 0 and
+ * back: every member's packet to rank 0, whose counter trigger combines
+ * them in rank order, then its result to all from one descriptor (2(n-1)
+ * packets, two steps) instead of n(n-1) in one.  Each packet's insert
+ * takes lines other senders wrote last (the unit's claim count, the CP
+ * counter, the slot): 16 ranks on 2 CPUs, medians of 5-7 in turn,
+ * allreduce 8-32 B 0.75-0.86x the time; at 4 ranks it was 1.6x slower, at
+ * 6-8 even within the noise, at 12 0.83-0.96x.  A barrier from 4: there
+ * rank 0 leaves first, so a bcast from it after the barrier finds its
+ * members waiting for a packet already sent, not for a root that has not
+ * left yet (4 ranks: OSU bcast 8-64 B 1.5-1.8 -> 0.37-0.47 us, the bcast +
+ * barrier pair the same; the barrier alone 0.82x the time at 4 ranks,
+ * 0.88x at 16, 1.14x at 3: bench/results/2026-12-03/NOTES.md, third
+ * session). */
 #define FLAT_VIA_ROOT_MIN 12u
+#define FLAT_BARRIER_VIA_ROOT_MIN 4u
 
 /* every member's packet to all others, then all n combined in rank order
  * on each (n(n-1) packets, one step: at 8 and 16 processes on 2 cores 1.5x
  * faster than recursive doubling, and than a flat reduce to rank 0 followed
  * by its packet to all: bench/results/2026-11-28/NOTES.md); from
- * FLAT_VIA_ROOT_MIN members an inline-sized one through rank 0 */
+ * FLAT_VIA_ROOT_MIN members an inline-sized one through rank 0, a barrier
+ * from FLAT_BARRIER_VIA_ROOT_MIN */
 void glex_allreduce_flat(glex_sched_t *s, uint64_t acc, uint64_t src, uint64_t cnt)
 {
     uint32_t peers[GLEX_MAX_BRANCH], k = others(s, peers);
-    if (inline_sized(s, cnt) && s->g->size >= FLAT_VIA_ROOT_MIN) {
+    if (inline_sized(s, cnt) &&
+        s->g->size >= (cnt ? FLAT_VIA_ROOT_MIN : FLAT_BARRIER_VIA_ROOT_MIN)) {
         glex_reduce_flat(s, 0, acc, src, cnt);
         if (s->g->rank != 0)
             glex_sc_recv(s, 0, SEQ_FLAT, acc, cnt, false);

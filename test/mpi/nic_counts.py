@@ -32,11 +32,11 @@ each) with 'auto' at this size:
                  rank 0 with one counter trigger, rank r > 0 takes rank
                  0's packet, combines ranks 1..r-1, its own data (a local
                  step), ranks r+1..n-1; barrier: empty packets to all, one
-                 counter trigger over the n-1 others; from 12 ranks both go
-                 through rank 0: every rank's packet to it, its counter
-                 trigger, its result (an empty packet) to all others from
-                 one descriptor; bcast: the root's packet to all others
-                 from one descriptor
+                 counter trigger over the n-1 others; from 12 ranks (a
+                 barrier from 4) both go through rank 0: every rank's
+                 packet to it, its counter trigger, its result (an empty
+                 packet) to all others from one descriptor; bcast: the
+                 root's packet to all others from one descriptor
   binomial       allreduce and barrier where 'auto' picks it (more processes
                  per CPU than GLEX_YIELD_MAX_PER_CPU): the binomial reduce
                  to rank 0, then the binomial bcast, in one task; a barrier
@@ -63,6 +63,7 @@ def children(v, n):
 # from this many ranks flat allreduce and barrier go through rank 0
 # (src/offload/glex_coll_flat.c)
 FLAT_VIA_ROOT_MIN = 12
+FLAT_BARRIER_VIA_ROOT_MIN = 4
 
 
 def expected(kind, algo, v, n):
@@ -74,7 +75,8 @@ def expected(kind, algo, v, n):
             return (1, n - 1, 0, 0) if v == 0 else (1, 0, 1, 0)
         if kind == "MPI_Reduce":
             return (1, 0, n - 1, n - 1) if v == 0 else (1, 1, 0, 0)
-        if n >= FLAT_VIA_ROOT_MIN and v > 0:
+        via_root = FLAT_BARRIER_VIA_ROOT_MIN if kind == "MPI_Barrier" else FLAT_VIA_ROOT_MIN
+        if n >= via_root and v > 0:
             return (2, 1, 1, 0)
         if kind == "MPI_Barrier":
             return (2, n - 1, n - 1, 0)
