@@ -156,9 +156,10 @@ void glex_bcast_flat(glex_sched_t *s, uint32_t root, uint64_t buf, uint64_t cnt)
  * 6-8 even within the noise, at 12 0.83-0.96x.  A barrier from 4: there
  * rank 0 leaves first, so a bcast from it after the barrier finds its
  * members waiting for a packet already sent, not for a root that has not
- * left yet (4 ranks: OSU bcast 8-64 B 1.5-1.8 -> 0.37-0.47 us, the bcast +
- * barrier pair the same; the barrier alone 0.82x the time at 4 ranks,
- * 0.88x at 16, 1.14x at 3: bench/results/2026-12-03/NOTES.md, third
+ * left yet (4 ranks bound, medians of 6-10 in turn: OSU bcast 8 B 1.73 ->
+ * 0.40 us, bcast + barrier 5.36 -> 5.00, reduce + barrier 5.89 -> 4.88,
+ * allreduce + barrier 6.83 -> 7.60, the barrier alone 3.31 -> 3.66; 0.88x
+ * at 16 ranks, 1.14x at 3: bench/results/2026-12-03/NOTES.md, third
  * session). */
 #define FLAT_VIA_ROOT_MIN 12u
 #define FLAT_BARRIER_VIA_ROOT_MIN 4u
