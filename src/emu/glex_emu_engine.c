@@ -2665,12 +2665,15 @@ static void *engine_main(void *arg)
                 glex_wire_unwatched(f); /* it read the fabric in glex_progress */
                 if (spin_ns && poll_doorbell(f, e, token, spin_ns))
                     continue;
+                glex_eager_give_back(f);
                 glex_wait(f, token, 20);
                 continue;
             }
         }
         /* a host drives progress, or nothing to do */
         watch_doorbell(f, &watching, 0);
+        if (!atomic_load(&e->host_waiting))
+            glex_eager_give_back(f);
         sleep_on_bell(f, e, bell, 1, 1000);
     }
     watch_doorbell(f, &watching, 0);
@@ -2724,6 +2727,7 @@ void glex_engine_stop(glex_fabric_t *f)
         ring_engine(e);
         pthread_join(e->th, NULL);
     }
+    glex_eager_give_back(f);
     task_free_all(e->head);
     task_free_all(e->spare);
     free(e->p2p_blocked);

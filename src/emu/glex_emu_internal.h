@@ -158,6 +158,9 @@ typedef struct glex_unit_shm {
      * + the slots in use */
     _Alignas(64) _Atomic uint64_t packets_left;
     _Atomic uint64_t probes_left;
+    /* eager pages read and not yet given back (glex_eager_release: a few
+     * at a time; a sender that finds no room takes them back itself) */
+    _Atomic uint64_t eager_held;
 } glex_unit_shm_t;
 _Static_assert(sizeof(glex_unit_shm_t) == 192, "a unit's three lines");
 
@@ -764,6 +767,8 @@ int64_t glex_eager_acquire(glex_fabric_t *f, uint32_t node, uint32_t unit, uint3
 void glex_eager_landed(glex_fabric_t *f, uint32_t unit, uint32_t bytes);
 void glex_eager_release(glex_fabric_t *f, uint32_t node, uint32_t unit, uint32_t ram_off,
                         uint32_t bytes);
+/* the eager pages of this node's units read and held back, given back */
+void glex_eager_give_back(glex_fabric_t *f);
 /* 1 when byte offset ram_off of a unit's RAM lies in its eager pages */
 int glex_eager_area(const glex_fabric_t *f, uint32_t ram_off);
 /* a READY taken from node's unit: if its data lies in the eager pages, give

@@ -44,6 +44,7 @@ static int sleep_once(glex_fabric_t *f, int (*done)(void *), void *arg, int ms, 
         r = SLEEP_MOVED;
     if (r == SLEEP_SLEPT) {
         glex_wire_unwatched(f); /* nobody reads the fabric in glex_progress meanwhile */
+        glex_eager_give_back(f); /* no pages held back over a sleep */
         glex_host_sleep(f, token, ms);
     }
     atomic_fetch_sub(&n->host_sleepers, 1);
