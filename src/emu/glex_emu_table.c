@@ -75,8 +75,10 @@ static inline uint32_t home_bucket(glex_key_t k, uint32_t nb)
 static inline uint32_t probe_bucket(glex_key_t k, uint32_t home, uint32_t r, uint32_t nb,
                                     int64_t *alt)
 {
-    if (r < GLEX_REACH)
-        return (home + r) % nb;
+    if (r < GLEX_REACH) { /* a compare, not a division, but past the end */
+        uint32_t b = home + r;
+        return b < nb ? b : b % nb;
+    }
     if (*alt < 0) { /* not the home's own reach again */
         uint32_t a = key_bucket(k.hi, k.lo, nb);
         *alt = (a + nb - home) % nb < GLEX_REACH ? (a + GLEX_REACH) % nb : a;
