@@ -152,8 +152,8 @@ void glex_bcast_flat(glex_sched_t *s, uint32_t root, uint64_t buf, uint64_t cnt)
  * packets, two steps) instead of n(n-1) in one.  Each packet's insert
  * takes lines other senders wrote last (the unit's claim count, the CP
  * counter, the slot): 16 ranks on 2 CPUs, medians of 5-7 in turn,
- * allreduce 8-32 B 0.75-0.86x the time; at 4 ranks it was 1.6x slower, at
- * 6-8 even within the noise, at 12 0.83-0.96x.  A barrier from 4: there
+ * allreduce 8-32 B 0.75-0.86x the time, at 12 0.83-0.96x; at 4 ranks it
+ * was 1.6x slower, at 6 even, at 8 1.01-1.10x slower.  A barrier from 4: there
  * rank 0 leaves first, so a bcast from it after the barrier finds its
  * members waiting for a packet already sent, not for a root that has not
  * left yet (4 ranks bound, medians of 6-10 in turn: OSU bcast 8 B 1.73 ->
