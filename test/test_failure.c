@@ -353,6 +353,22 @@ static int xfer(glex_tctx_t *c, uint64_t key, uint64_t sbytes, uint64_t rbytes, 
     return xfer_read(c, key, sbytes, rbytes, 0, status);
 }
 
+/* on JobID job, rank 0's send of bytes at buf to rank 1, or rank 1's
+ * receive of them into buf */
+static glex_desc_t one_way(const glex_tctx_t *c, int job, uint8_t *buf, uint32_t bytes)
+{
+    glex_desc_t d = coll_desc();
+    d.job_id = (uint8_t)job;
+    if (c->rank == 0) {
+        d.cp = 1, d.dest_id = 1, d.send_count = bytes;
+        d.local_addr = (uint64_t)(uintptr_t)buf;
+    } else {
+        d.branch = 1, d.recv_id = 0, d.count = bytes;
+        d.recv_addr = (uint64_t)(uintptr_t)buf;
+    }
+    return d;
+}
+
 /* n eager messages of bytes each from rank 0 to rank 1, each on a JobID of
  * its own, received and checked; 0 or -1 (the case failed) */
 static int eager_few(glex_tctx_t *c, int id, int n, int bytes)
@@ -364,16 +380,8 @@ static int eager_few(glex_tctx_t *c, int id, int n, int bytes)
             glex_case_fail(c, id, "rank %d: no JobID: %s", c->rank, glex_last_error());
             return -1;
         }
-        glex_desc_t d = coll_desc();
-        d.job_id = (uint8_t)job;
+        glex_desc_t d = one_way(c, job, buf, (uint32_t)bytes);
         memset(buf, c->rank ? 0 : i + 1, (size_t)bytes);
-        if (c->rank == 0) {
-            d.cp = 1, d.dest_id = 1, d.send_count = (uint32_t)bytes;
-            d.local_addr = (uint64_t)(uintptr_t)buf;
-        } else {
-            d.branch = 1, d.recv_id = 0, d.count = (uint32_t)bytes;
-            d.recv_addr = (uint64_t)(uintptr_t)buf;
-        }
         glex_cqe_t e;
         if (glex_vp_post(c->vp, &d, 1) || !glex_test_wait_cqe(c->f, c->vp, &e, 20000) ||
             e.status) {
@@ -429,18 +437,10 @@ static void eager_full(glex_tctx_t *c)
         usleep(200000); /* every send has found the eager pages or asked */
     }
     for (int i = 0; i < N; i++) {
-        glex_desc_t d = coll_desc();
-        d.job_id = (uint8_t)jobs[i];
         uint8_t *buf = area + (size_t)i * BYTES;
-        if (c->rank == 0) {
-            for (int j = 0; j < BYTES; j++)
-                buf[j] = (uint8_t)(j * 7 + i);
-            d.cp = 1, d.dest_id = 1, d.send_count = BYTES;
-            d.local_addr = (uint64_t)(uintptr_t)buf;
-        } else {
-            d.branch = 1, d.recv_id = 0, d.count = BYTES;
-            d.recv_addr = (uint64_t)(uintptr_t)buf;
-        }
+        glex_desc_t d = one_way(c, jobs[i], buf, BYTES);
+        for (int j = 0; c->rank == 0 && j < BYTES; j++)
+            buf[j] = (uint8_t)(j * 7 + i);
         if (glex_vp_post(c->vp, &d, 1)) {
             glex_case_fail(c, id, "rank %d post %d: %s", c->rank, i, glex_last_error());
             return;

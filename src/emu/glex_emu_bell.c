@@ -50,7 +50,6 @@ void glex_bell_setup(glex_fabric_t *f)
     if (f->bell_asym)
         pthread_once(&bell_once, bell_register_once);
     f->bell_light = f->bell_asym && bell_registered;
-    f->bell_counted = !f->bell_light;
 }
 
 void glex_waker_fence(const glex_fabric_t *f)
@@ -93,7 +92,7 @@ void glex_ring_doorbell(glex_fabric_t *f, uint32_t node)
  * bumps a bell whose token was read before it. */
 void glex_ring(glex_fabric_t *f, uint32_t node)
 {
-    if (!f->bell_counted) {
+    if (!glex_bells_counted(f)) {
         glex_ring_doorbell(f, node);
         glex_wake_host(f, node);
         return;
@@ -102,19 +101,15 @@ void glex_ring(glex_fabric_t *f, uint32_t node)
         return;
     glex_node_shm_t *n = glex_node_shm(f, node);
     atomic_thread_fence(memory_order_seq_cst);
-    uint32_t asleep = atomic_load_explicit(&n->sleepers, memory_order_relaxed);
-    if (asleep || atomic_load_explicit(&n->watchers, memory_order_relaxed)) {
-        atomic_fetch_add(&n->doorbell, 1);
-        if (asleep)
-            glex_futex_wake(&n->doorbell, INT_MAX, true);
-    }
-    if (atomic_load_explicit(&n->host_sleepers, memory_order_relaxed)) {
-        atomic_fetch_add(&n->hostbell, 1);
-        glex_futex_wake(&n->hostbell, INT_MAX, true);
-    }
+    if (atomic_load_explicit(&n->sleepers, memory_order_relaxed) ||
+        atomic_load_explicit(&n->watchers, memory_order_relaxed))
+        glex_ring_doorbell(f, node);
+    if (atomic_load_explicit(&n->host_sleepers, memory_order_relaxed))
+        glex_wake_host(f, node);
 }
 
-int glex_bells_counted(const glex_fabric_t *f) { return f->bell_counted; }
+/* where the processes share CPUs: both sides fence (glex_bell_setup) */
+int glex_bells_counted(const glex_fabric_t *f) { return !f->bell_light; }
 
 void glex_doorbell_watch(glex_fabric_t *f, int on)
 {

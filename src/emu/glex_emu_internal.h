@@ -465,7 +465,6 @@ struct glex_fabric {
     /* the host bell's fences (glex_bell_setup): sleepers pay a membarrier
      * (asym), and this process's wakers only a compiler barrier (light) */
     bool bell_asym, bell_light;
-    bool bell_counted; /* its rings bump a bell only for those counted on it (glex_ring) */
     uint32_t *host_of;
     struct glex_wire *wire;
     /* the engine's mappings of peers' published memory (nnodes x

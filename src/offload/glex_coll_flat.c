@@ -176,10 +176,7 @@ void glex_allreduce_flat(glex_sched_t *s, uint64_t acc, uint64_t src, uint64_t c
     if (inline_sized(s, cnt) &&
         s->g->size >= (cnt ? FLAT_VIA_ROOT_MIN : FLAT_BARRIER_VIA_ROOT_MIN)) {
         glex_reduce_flat(s, 0, acc, src, cnt);
-        if (s->g->rank != 0)
-            glex_sc_recv(s, 0, SEQ_FLAT, acc, cnt, false);
-        else
-            glex_sc_send_many(s, peers, k, SEQ_FLAT, acc, cnt, false);
+        glex_bcast_flat(s, 0, acc, cnt);
         return;
     }
     if (inline_sized(s, cnt)) { /* each send done at once: one sequence */
