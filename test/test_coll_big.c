@@ -259,6 +259,69 @@ static int offered_half(glex_tctx_t *c)
     return 0;
 }
 
+/* The NIC's send stage (doc/nic-model.md): a flat_read bcast's root copies
+ * its data once into memory registered for its NIC, which every reader's
+ * NIC reads in place.  Below 16 KiB and to a single reader (2 ranks) the
+ * root offers its own buffer (unit counter dma_staged unchanged); 16 KiB,
+ * 128 KiB + 8, 1 MiB + 8 (streamed into the stage) and 3 MiB (the stage
+ * grows) are staged, every byte right on every rank.  Then two nonblocking
+ * ones in flight at once from the same root: the second finds the stage
+ * taken and offers its own buffer; both right. */
+static int bcast_staged(glex_tctx_t *c)
+{
+    static const uint64_t bytes[] = { 8u << 10, 16u << 10, (128u << 10) + 8, (1u << 20) + 8,
+                                      3u << 20 };
+    int id = glex_case(c, "bcast flat_read, %d ranks: the root stages from 16 KiB for several "
+                          "readers, every byte right", c->n);
+    uint64_t before = units_sum(c, offsetof(glex_unit_counters_t, dma_staged));
+    uint64_t staged = 0;
+    for (size_t i = 0; i < sizeof bytes / sizeof bytes[0]; i++) {
+        glex_coll_args_t a = { .kind = GLEX_COLL_BCAST, .algo = GLEX_ALGO_FLAT_READ,
+                               .type = GLEX_INT64, .count = bytes[i] / 8, .root = 1 };
+        const char *e = check_call(c, &a, 500 + i);
+        if (e)
+            glex_case_fail(c, id, "rank %d, %llu bytes: %s", c->rank,
+                           (unsigned long long)bytes[i], e);
+        staged += bytes[i] >= (16u << 10);
+    }
+    uint64_t got = units_sum(c, offsetof(glex_unit_counters_t, dma_staged)) - before;
+    uint64_t want = c->rank == 1 && c->n > 2 ? staged : 0;
+    if (got != want)
+        glex_case_fail(c, id, "rank %d of %d: %llu sends staged, expected %llu", c->rank, c->n,
+                       (unsigned long long)got, (unsigned long long)want);
+    id = glex_case(c, "two flat_read ibcasts of 256 KiB in flight from one root, %d ranks: "
+                      "both right", c->n);
+    enum { N2 = (256u << 10) / 8 };
+    int64_t *buf[2], *exp[2];
+    glex_req_t *req[2] = { NULL, NULL };
+    for (int k = 0; k < 2; k++) {
+        buf[k] = malloc(N2 * 8);
+        exp[k] = malloc(N2 * 8);
+        for (uint32_t i = 0; i < N2; i++)
+            exp[k][i] = (int64_t)i * 7 + k * 1000003;
+        if (c->rank == 0)
+            memcpy(buf[k], exp[k], N2 * 8);
+        else
+            memset(buf[k], 0, N2 * 8);
+        glex_coll_args_t a = { .kind = GLEX_COLL_BCAST, .algo = GLEX_ALGO_FLAT_READ,
+                               .type = GLEX_INT64, .count = N2, .root = 0,
+                               .sendbuf = buf[k], .recvbuf = buf[k] };
+        if (glex_coll_start(c->g, &a, &req[k]))
+            glex_case_fail(c, id, "rank %d: start %d: %s", c->rank, k, glex_last_error());
+    }
+    for (int k = 0; k < 2; k++) {
+        if (req[k] && glex_coll_wait(req[k]))
+            glex_case_fail(c, id, "rank %d: wait %d: %s", c->rank, k, glex_last_error());
+        if (req[k])
+            glex_coll_req_free(req[k]);
+        if (memcmp(buf[k], exp[k], N2 * 8))
+            glex_case_fail(c, id, "rank %d: bcast %d wrong", c->rank, k);
+        free(buf[k]);
+        free(exp[k]);
+    }
+    return 0;
+}
+
 /* Auto segments of a 4 MiB binomial bcast: between two processes nothing is
  * forwarded, so one descriptor on each side, but where this machine's DMA
  * read is dear 64 KiB segments (64 descriptors: copies of the eager size,
@@ -463,6 +526,8 @@ int main(int argc, char **argv)
     glex_run_group(2, NULL, offered_half, NULL, 600, "offered half");
     glex_run_group(5, NULL, offered_half, NULL, 600, "offered half");
     unsetenv("GLEX_COLL_SEGMENT_KB");
+    glex_run_group(2, NULL, bcast_staged, NULL, 600, "staged");
+    glex_run_group(4, NULL, bcast_staged, NULL, 600, "staged");
     glex_run_group(2, NULL, bcast_segments, NULL, 600, "segments");
     glex_run_group(3, NULL, bcast_segments, NULL, 600, "segments");
     glex_run_group(9, NULL, flat_beyond_eager, NULL, 600, "flat beyond eager");

@@ -47,6 +47,8 @@ int glex_set_error(int code, const char *fmt, ...) __attribute__((format(printf,
  * 4 KiB: glex_emu_copy.c) ---- */
 void glex_copy(void *dst, const void *src, size_t n);
 void glex_move(void *dst, const void *src, size_t n);
+/* a large copy into memory that other cores read next, by streaming stores */
+void glex_copy_stream(void *dst, const void *src, size_t n);
 /* 1: dst lies 1-63 bytes past src modulo 4 KiB, where memcpy (and the
  * kernel's copy behind cross-memory attach) runs slow */
 int glex_copy_slow_distance(const void *dst, const void *src);
@@ -533,6 +535,7 @@ typedef struct glex_unit_counters {
     uint64_t eager_asked;   /* eager-size messages that found them full and asked for credit */
     uint64_t dma_reads;     /* pulses of a sender's offered half its DMA read (doc/nic-model.md) */
     uint64_t eager_high_water_kb; /* its eager pages in use at most (ram_high_water_kb: the rest) */
+    uint64_t dma_staged; /* read sends its NIC copied into its send stage for the readers */
 } glex_unit_counters_t;
 
 int glex_vp_counters(glex_fabric_t *f, uint32_t node, uint32_t vp, glex_vp_counters_t *c);

@@ -101,3 +101,35 @@ void glex_move(void *dst, const void *src, size_t n)
 #endif
     memmove(dst, src, n);
 }
+
+/* Streaming stores (past the caches) for a large copy into memory other
+ * cores read next: a plain store there first asks every core that read
+ * the line for it.  Two processes on two CPUs taking turns, one writing a
+ * buffer the other then reads (AMD EPYC VM): 1 MiB written in 139 us by
+ * memcpy, 26 by streaming stores (512 KiB: 12 / 14; the reader's copy
+ * 31 / 37 us).  Disjoint buffers, dst 16-byte aligned, else memcpy. */
+void glex_copy_stream(void *dst, const void *src, size_t n)
+{
+#if defined(__x86_64__)
+    uint8_t *d = dst;
+    const uint8_t *s = src;
+    if (!((uintptr_t)d & 15u) && ((uintptr_t)d + n <= (uintptr_t)s || (uintptr_t)s + n <= (uintptr_t)d)) {
+        size_t i = 0;
+        for (; i + 64 <= n; i += 64) {
+            __m128i a = _mm_loadu_si128((const __m128i *)(s + i));
+            __m128i b = _mm_loadu_si128((const __m128i *)(s + i + 16));
+            __m128i c = _mm_loadu_si128((const __m128i *)(s + i + 32));
+            __m128i e = _mm_loadu_si128((const __m128i *)(s + i + 48));
+            _mm_stream_si128((__m128i *)(d + i), a);
+            _mm_stream_si128((__m128i *)(d + i + 16), b);
+            _mm_stream_si128((__m128i *)(d + i + 32), c);
+            _mm_stream_si128((__m128i *)(d + i + 48), e);
+        }
+        _mm_sfence();
+        if (i < n)
+            memcpy(d + i, s + i, n - i);
+        return;
+    }
+#endif
+    memcpy(dst, src, n);
+}

@@ -64,6 +64,9 @@ typedef struct glex_task {
     uint64_t r_split, r_src, r_pulled;
     uint32_t fo_sent, rd_read;        /* destinations sent to (a read send: offered) / that
                                          read it (bit i: destination i) */
+    uint64_t rd_src;                  /* a read send: the buffer offered (its own, or the
+                                         NIC's send stage: staged) */
+    int staged;
     uint32_t n_sent, n_recv, n_alu;   /* the task's data packets and ALU operations */
     uint32_t n_alu_elems;             /* elements those ALU operations combined */
     uint64_t vt;                      /* GLEX_VTIME: the task's virtual clock (ps) */
@@ -147,6 +150,9 @@ struct glex_engine {
      * its own memory, so the counter's line is written by senders alone */
     uint32_t *cp_taken;
     uint8_t *bounce;      /* cma_step's buffer (under mu), made at first need */
+    glex_region_t stage;  /* the send stage (stage_take), registered; under mu */
+    int stage_busy;       /* a read send's readers read it now */
+    int stage_failed;     /* it could not be made or registered: not tried again */
 };
 
 /* set on the engine thread (engine_main): the CQEs it writes wake the host */
@@ -304,6 +310,8 @@ static void reset_desc_state(glex_task_t *t)
     t->r_told = 0;
     t->r_split = t->r_src = t->r_pulled = 0;
     t->fo_sent = t->rd_read = 0;
+    t->rd_src = 0;
+    t->staged = 0;
     t->pulse = 0;
     t->mc_n = t->mc_frags = t->mc_injected = 0;
     t->mc_inited = 0;
@@ -1179,6 +1187,72 @@ static int read_refused(const glex_fabric_t *f, const glex_task_t *t, uint32_t p
     return GLEX_OK;
 }
 
+/* The NIC's send stage: host memory this node registered for its NIC
+ * (glex_region_publish), into which a read send's NIC copies the data once
+ * before it offers it, so that every reader's NIC reads it in place through
+ * a mapping (glex_rdma_read, glex_dma_window) instead of by cross-memory
+ * attach: a system call each, which moved 11-14 GB/s on the AMD VM against
+ * 35-140 for a copy from mapped memory.  4 ranks on 2 CPUs, flat_read
+ * bcast, medians of 5 in turn: 128 KiB 18.6 -> 8.4 us, 512 KiB 52 -> 24,
+ * 4 MiB 390 -> 265; 8 ranks 128 KiB 20 -> 10 (NOTES 2026-12-04).  Only a
+ * send to several readers stages (one copy serves them all; for a single
+ * reader, a reduce's sender, it cost what the read saved: 4 ranks 16-128
+ * KiB 1.2-1.3x slower).  One read send at a time holds the stage; another
+ * meanwhile, a larger one than STAGE_MAX_BYTES, a smaller one than
+ * STAGE_MIN_BYTES or a system without memfd offers its own buffer. */
+#define STAGE_MIN_BYTES (16u * 1024u)
+#define STAGE_MAX_BYTES (16u * 1024u * 1024u)
+/* above this the copy streams past the caches (glex_copy_stream) */
+#define STAGE_STREAM_MIN (512u * 1024u)
+
+static void stage_drop(glex_fabric_t *f, glex_engine_t *e)
+{
+    if (!e->stage.base)
+        return;
+    glex_region_withdraw(f, &e->stage);
+    glex_region_free(&e->stage);
+    e->stage = (glex_region_t){ .fd = -1 };
+}
+
+/* the stage for bytes, taken; 0 when the send offers its own buffer */
+static uint64_t stage_take(glex_fabric_t *f, glex_engine_t *e, uint64_t bytes)
+{
+    if (e->stage_busy || e->stage_failed || bytes < STAGE_MIN_BYTES || bytes > STAGE_MAX_BYTES)
+        return 0;
+    if (e->stage.bytes < bytes) { /* grown in powers of two: readers map it again */
+        size_t want = 1u << 20;
+        while (want < bytes)
+            want *= 2;
+        stage_drop(f, e);
+        glex_region_t r;
+        if (glex_region_alloc(&r, want) != GLEX_OK) {
+            e->stage_failed = 1;
+            return 0;
+        }
+        glex_region_prefault(&r);
+        if (glex_region_publish(f, &r) != GLEX_OK) {
+            glex_region_free(&r);
+            e->stage_failed = 1;
+            return 0;
+        }
+        e->stage = r;
+    }
+    e->stage_busy = 1;
+    return (uint64_t)(uintptr_t)e->stage.base;
+}
+
+/* a read send's readers are through (or it failed: a reader may still read
+ * the stage, which is then dropped, not reused) */
+static void stage_release(glex_fabric_t *f, glex_task_t *t, int failed)
+{
+    if (!t->staged)
+        return;
+    t->staged = 0;
+    f->eng->stage_busy = 0;
+    if (failed)
+        stage_drop(f, f->eng);
+}
+
 static int read_send(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, glex_unit_shm_t *u)
 {
     uint32_t me = f->node, myvp = t->vp->index, dunit = glex_job_unit(f, t->job);
@@ -1186,6 +1260,20 @@ static int read_send(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
     int work = 0;
     if (d->branch && !t->recv_done)
         return 0; /* a forward offers what its receive read */
+    if (!t->rd_src) { /* the first pass: what the readers read */
+        uint64_t st = k > 1 ? stage_take(f, f->eng, t->sbytes) : 0;
+        if (st) {
+            void *to = (void *)(uintptr_t)st;
+            const void *from = (const void *)(uintptr_t)d->local_addr;
+            if (t->sbytes > STAGE_STREAM_MIN) /* its readers read the last */
+                glex_copy_stream(to, from, t->sbytes);
+            else
+                glex_copy(to, from, t->sbytes);
+            t->staged = 1;
+            atomic_fetch_add_explicit(&u->dma_staged, 1, memory_order_relaxed);
+        }
+        t->rd_src = st ? st : d->local_addr;
+    }
     for (uint32_t i = 0; i < k; i++) {
         glex_src_t p = desc_dest(d, i);
         uint32_t bit = 1u << i;
@@ -1193,7 +1281,7 @@ static int read_send(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
             int rc = read_refused(f, t, p.node);
             if (rc)
                 return rc;
-            glex_ctrl_t r = { .total = t->sbytes, .src = d->local_addr };
+            glex_ctrl_t r = { .total = t->sbytes, .src = t->rd_src };
             glex_key_t key = glex_make_key(t->tag, me, myvp, p.seq, p.vp, GLEX_PKT_READY, 0);
             rc = send_pkt(f, p.node, dunit, key, &r, sizeof r, 0);
             if (rc == GLEX_EAGAIN) {
@@ -1219,18 +1307,20 @@ static int read_send(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
                 return GLEX_EINVAL;
             if (c.total != t->sbytes)
                 return size_error(t, 0, c.total, t->sbytes);
-            if (c.src != d->local_addr || c.off || c.len)
+            if (c.src != t->rd_src || c.off || c.len)
                 return glex_error(GLEX_EINVAL, "job %u: node %u says it read bytes %llu+%u from "
                                   "%#llx: this send offered %#llx+%llu", t->job, p.node,
                                   (unsigned long long)c.off, c.len, (unsigned long long)c.src,
-                                  (unsigned long long)d->local_addr,
+                                  (unsigned long long)t->rd_src,
                                   (unsigned long long)t->sbytes);
             t->rd_read |= bit;
             work = 1;
         }
     }
-    if (t->rd_read == desc_all(d))
+    if (t->rd_read == desc_all(d)) {
+        stage_release(f, t, 0);
         t->send_done = 1;
+    }
     return work;
 }
 
@@ -2194,6 +2284,7 @@ static void fail_task(glex_fabric_t *f, glex_task_t *t, int code)
     t->status = code;
     snprintf(t->vp->fail_text, sizeof t->vp->fail_text, "%s", glex_last_error());
     release_area(f, t);
+    stage_release(f, t, 1);
     glex_table_purge(f, f->node, t->unit, t->tag, t->vp->index);
     *cp_taken(f, t) = atomic_load(glex_cp_counter(f, f->node, t->job, t->vp->index));
     t->cur = t->n; /* ends the task */
@@ -2734,6 +2825,7 @@ void glex_engine_stop(glex_fabric_t *f)
     free(e->vp_tasks);
     free(e->cp_taken);
     free(e->bounce);
+    stage_drop(f, e);
     free(e);
     f->eng = NULL;
 }

@@ -161,6 +161,7 @@ typedef struct glex_unit_shm {
     /* eager pages read and not yet given back (glex_eager_release: a few
      * at a time; a sender that finds no room takes them back itself) */
     _Atomic uint64_t eager_held;
+    _Atomic uint64_t dma_staged; /* read sends whose data this NIC copied into its send stage */
 } glex_unit_shm_t;
 _Static_assert(sizeof(glex_unit_shm_t) == 192, "a unit's three lines");
 

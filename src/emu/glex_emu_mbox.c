@@ -101,6 +101,16 @@ static int rdma(glex_fabric_t *f, uint32_t node, void *local, uint64_t remote, s
         return glex_error(GLEX_ENOTSUP, "cross-memory RDMA %s node %u on host %u: only the "
                           "NIC's descriptors reach another host", write ? "to" : "from", node,
                           f->host_of[node]);
+    /* memory the peer registered for its NIC (glex_region_publish): in
+     * place, through a mapping, as a NIC's DMA reads and writes it */
+    void *win = glex_dma_window(f, node, remote, len);
+    if (win) {
+        if (write)
+            glex_copy(win, local, len);
+        else
+            glex_copy(local, win, len);
+        return GLEX_OK;
+    }
     pid_t pid = atomic_load(&glex_node_shm(f, node)->pid);
     size_t done = 0;
     while (done < len) {

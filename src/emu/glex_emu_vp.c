@@ -509,6 +509,7 @@ int glex_unit_counters(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_unit
     c->eager_taken = atomic_load(&u->eager_taken);
     c->eager_asked = atomic_load(&u->eager_asked);
     c->dma_reads = atomic_load(&u->dma_reads);
+    c->dma_staged = atomic_load(&u->dma_staged);
     c->eager_high_water_kb = (uint64_t)atomic_load(&u->eager_high_water) * GLEX_PAGE / 1024;
     return GLEX_OK;
 }

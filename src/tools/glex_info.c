@@ -220,23 +220,24 @@ static int show_job(const char *job, int all)
                    (unsigned long long)c.alu_ops, (unsigned long long)c.bytes_sent, (unsigned long long)c.trigger_waits,
                    (unsigned long long)c.credit_stalls);
         }
-    printf("Unit counters%s:\n  %5s %4s %10s %12s %8s %6s %9s %8s %8s %8s %6s %9s %7s %9s %11s\n",
+    printf("Unit counters%s:\n  %5s %4s %10s %12s %8s %6s %9s %8s %8s %8s %6s %9s %7s %9s %11s %7s\n",
            all ? "" : " (units that saw traffic)", "node", "unit", "buffered", "hash_probes",
            "tbl_hw", "used", "ram_hw_kb", "cred_st", "trig_w", "tasks", "stale", "eager",
-           "asked", "dma_reads", "eager_hw_kb");
+           "asked", "dma_reads", "eager_hw_kb", "staged");
     for (uint32_t n = 0; n < glex_fabric_nnodes(f); n++)
         for (uint32_t u = 0; u < p->units; u++) {
             glex_unit_counters_t c;
             if (glex_unit_counters(f, n, u, &c) || (!all && !c.packets_buffered && !c.tasks_admitted))
                 continue;
-            printf("  %5u %4u %10llu %12llu %8llu %6llu %9llu %8llu %8llu %8llu %6llu %9llu %7llu %9llu %11llu\n",
+            printf("  %5u %4u %10llu %12llu %8llu %6llu %9llu %8llu %8llu %8llu %6llu %9llu %7llu %9llu %11llu %7llu\n",
                    n, u, (unsigned long long)c.packets_buffered,
                    (unsigned long long)c.hash_probes, (unsigned long long)c.table_high_water,
                    (unsigned long long)c.table_used, (unsigned long long)c.ram_high_water_kb,
                    (unsigned long long)c.credit_stalls, (unsigned long long)c.trigger_waits,
                    (unsigned long long)c.tasks_admitted, (unsigned long long)c.stale_dropped,
                    (unsigned long long)c.eager_taken, (unsigned long long)c.eager_asked,
-                   (unsigned long long)c.dma_reads, (unsigned long long)c.eager_high_water_kb);
+                   (unsigned long long)c.dma_reads, (unsigned long long)c.eager_high_water_kb,
+                   (unsigned long long)c.dma_staged);
         }
     show_network(f, all);
     show_fabric(f, all);
