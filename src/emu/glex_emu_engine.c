@@ -1194,13 +1194,13 @@ static int read_refused(const glex_fabric_t *f, const glex_task_t *t, uint32_t p
  * attach: a system call each, which moved 11-14 GB/s on the AMD VM against
  * 35-140 for a copy from mapped memory.  4 ranks on 2 CPUs, flat_read
  * bcast, medians of 5 in turn: 128 KiB 18.6 -> 8.4 us, 512 KiB 52 -> 24,
- * 4 MiB 390 -> 265; 8 ranks 128 KiB 20 -> 10 (NOTES 2026-12-04).  Only a
- * send to several readers stages (one copy serves them all; for a single
- * reader, a reduce's sender, it cost what the read saved: 4 ranks 16-128
- * KiB 1.2-1.3x slower).  One read send at a time holds the stage; another
- * meanwhile, a larger one than STAGE_MAX_BYTES, a smaller one than
- * STAGE_MIN_BYTES or a system without memfd offers its own buffer. */
-#define STAGE_MIN_BYTES (16u * 1024u)
+ * 4 MiB 390 -> 265; 8 ranks 128 KiB 20 -> 10, 64 B - 8 KiB 6.6 -> 3.0,
+ * 16-64 KiB 1.1x slower (NOTES 2026-12-04).  Only a send to several
+ * readers stages (one copy serves them all; for a single reader, a
+ * reduce's sender, it cost what the read saved: 4 ranks 16-128 KiB 1.2-1.3x
+ * slower).  One read send at a time holds the stage; another meanwhile, a
+ * larger one than STAGE_MAX_BYTES or a system without memfd offers its
+ * own buffer. */
 #define STAGE_MAX_BYTES (16u * 1024u * 1024u)
 /* above this the copy streams past the caches (glex_copy_stream) */
 #define STAGE_STREAM_MIN (512u * 1024u)
@@ -1217,7 +1217,7 @@ static void stage_drop(glex_fabric_t *f, glex_engine_t *e)
 /* the stage for bytes, taken; 0 when the send offers its own buffer */
 static uint64_t stage_take(glex_fabric_t *f, glex_engine_t *e, uint64_t bytes)
 {
-    if (e->stage_busy || e->stage_failed || bytes < STAGE_MIN_BYTES || bytes > STAGE_MAX_BYTES)
+    if (e->stage_busy || e->stage_failed || !bytes || bytes > STAGE_MAX_BYTES)
         return 0;
     if (e->stage.bytes < bytes) { /* grown in powers of two: readers map it again */
         size_t want = 1u << 20;

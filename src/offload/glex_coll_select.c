@@ -184,19 +184,20 @@ static const sel_row_t reduce_rows[] = {
     { 2, 3, 8 * KIB, GLEX_ALGO_FLAT, false },
     { 1, 1, ANY, GLEX_ALGO_BINOMIAL, false },
 };
-/* bcast: with more processes than cores, flat_read (every member's NIC
- * reads the root's buffer: one step, no member waits for another but the
- * root, so no chain of context switches) - at 8 and 16 on 2 cores 1.5-8x
- * faster than the trees at every size, and than flat at 8 (64 B - 64 KiB
- * 15-24 against 18-73 us); at 3-7 up to 64 KiB flat (the root's vector to
- * all at once, an eager message each: at 4 ranks 8-32 B 4.4-8.6 against the
- * trees' 11-37 us, 64 B - 4 KiB 5.6-12 against 7.4-16, 8-64 KiB 7-15
- * against flat_read's 17-31);
+/* bcast: with more processes than cores, one step (no member waits for
+ * another but the root, so no chain of context switches): up to 64 KiB
+ * flat (the root's vector to all at once, an eager message each: at 4
+ * ranks 8-32 B 4.4-8.6 against the trees' 11-37 us, 64 B - 4 KiB 5.6-12
+ * against 7.4-16, 8-64 KiB 7-15 against flat_read's 17-31; at 8 ranks 64
+ * B - 64 KiB 0.45-3.3 against flat_read's 3.0-5.1 from its send stage, 6.6
+ * before; at 16 64 B - 32 KiB 1.1-5.3 against 6.2-13.7, 64 KiB 9.8
+ * against 8.9: NOTES 2026-12-04), above it and where flat does not fit
+ * (more than 17 members) flat_read (every member's NIC reads the root's
+ * data from its send stage: at 8 and 16 on 2 cores 1.5-8x faster than the
+ * trees);
  * otherwise binomial, double tree for large messages in groups of 8 and
  * more (bench/results/2026-11-28/NOTES.md) */
 static const sel_row_t bcast_rows[] = {
-    { 2, 3, 64, GLEX_ALGO_FLAT, true },
-    { 2, 8, ANY, GLEX_ALGO_FLAT_READ, false },
     { 2, 3, 64 * KIB + 1, GLEX_ALGO_FLAT, false },
     { 2, 3, ANY, GLEX_ALGO_FLAT_READ, false },
     { 1, 8, 512 * KIB, GLEX_ALGO_BINOMIAL, false },
@@ -244,9 +245,9 @@ static bool flat_one_step(const glex_group_t *g, const glex_coll_args_t *a, cons
  * 17-31 against flat's 7-15; 2 ranks 2.8-8.4 against binomial's 0.55-2.35;
  * on a second one (5 copies, 0.9 of the pair at 64 KiB, 1.1-1.6 at 16-32)
  * 2 ranks 8 KiB 2.9 against 1.0, 64 KiB 6.8 against 8.5 (bench/results/
- * 2026-12-01, 2026-11-28 and 2026-12-02/NOTES.md).  From 8 ranks with
- * processes sharing CPUs the table takes flat_read at every size already;
- * with a CPU each it is not measured here, so the trees stay.  Up to 1 MiB:
+ * 2026-12-01, 2026-11-28 and 2026-12-02/NOTES.md).  With processes
+ * sharing CPUs the table above decides; with a CPU each from 8 ranks it is
+ * not measured here, so the trees stay.  Up to 1 MiB:
  * from there the binomial copy is split between both NICs (the sender's
  * DMA writes, the receiver's reads), one read is not (2 ranks, 4 MiB
  * 217-225 against 433-528 us; 128-512 KiB even). */
