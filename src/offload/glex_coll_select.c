@@ -138,8 +138,9 @@ typedef struct {
  * cores 52-56 against 79-114 us, at 16 209-250 against 355-565), and from
  * 8 processes a vector up to 8 KiB whose messages fit the eager pages (64 B
  * - 8 KiB at 8 ranks 59-77 against binomial's 104-150 us, at 16 up to 2 KiB
- * 261-330 against 491-2097; at 4 no faster than recursive doubling:
- * bench/results/2026-11-28/NOTES.md).  Recursive doubling while it fits (fewest steps); oversubscribed,
+ * 261-330 against 491-2097: bench/results/2026-11-28/NOTES.md), at 3-7 up
+ * to 8 KiB (4 ranks bound, 64 B - 4 KiB 0.81-0.85x recursive doubling's
+ * time, 8 KiB 0.90: NOTES 2026-12-04).  Recursive doubling while it fits (fewest steps); oversubscribed,
  * a binomial reduce + bcast sends fewer messages (2(n-1) against n log n),
  * and each message costs a context switch; Rabenseifner for large vectors
  * from 4 processes (at 2 its halves cost two steps where recursive doubling
@@ -152,7 +153,7 @@ static const sel_row_t allreduce_rows[] = {
      * still yielding, 1.1-1.4 either way: NOTES 2026-11-28) */
     { GLEX_YIELD_MAX_PER_CPU + 1, 1, 512 * KIB, GLEX_ALGO_BINOMIAL, false },
     { 2, 8, 8 * KIB, GLEX_ALGO_FLAT, false },
-    { 2, 3, 64, GLEX_ALGO_FLAT, true },
+    { 2, 3, 8 * KIB + 1, GLEX_ALGO_FLAT, false },
     { 3, 1, 64, GLEX_ALGO_RECURSIVE_DOUBLING, false },
     /* from 8 processes per CPU binomial up to 1 MiB: 16 ranks on 2 cores,
      * 512 KiB, 2130-2920 us against Rabenseifner's 2740-3860 in 5 runs in
@@ -170,9 +171,12 @@ static const sel_row_t allreduce_rows[] = {
     { 1, 4, ANY, GLEX_ALGO_RABENSEIFNER, false },
     { 1, 1, ANY, GLEX_ALGO_RECURSIVE_DOUBLING, false },
 };
-/* reduce: with more processes than cores, flat up to 8 KiB while one step
- * (64 B - 8 KiB at 4 ranks 5.3-7 against binomial's 7-12 us, at 8 up to 4
- * KiB 14-19 against 27-62, NOTES 2026-11-28); otherwise binomial at every
+/* reduce: with more processes than cores, flat up to 16 KiB while the
+ * root's eager pages hold every message (64 B - 8 KiB at 4 ranks 5.3-7
+ * against binomial's 7-12 us, at 8 up to 4 KiB 14-19 against 27-62, NOTES
+ * 2026-11-28; 4 ranks bound 8-16 KiB 1.7-2.0 against 2.5-3.0, 32 KiB 4.8
+ * against 4.0; 8 ranks 8 KiB 2.6 against 5.2, 16 KiB 14 against 5.9:
+ * NOTES 2026-12-04); otherwise binomial at every
  * size (all children of a node in one counter-triggered descriptor when
  * inline).  glex-bench favoured double tree
  * from 16 KiB to 1 MiB, but through MPI it falls off at 512 KiB (2 processes:
@@ -181,7 +185,7 @@ static const sel_row_t allreduce_rows[] = {
  * an inline-sized vector takes flat (every packet to the root's one counter
  * trigger: 8-32 B at 16 ranks on 2 cores 20-25 against 122-142 us) */
 static const sel_row_t reduce_rows[] = {
-    { 2, 3, 8 * KIB, GLEX_ALGO_FLAT, false },
+    { 2, 3, 16 * KIB + 1, GLEX_ALGO_FLAT, false },
     { 1, 1, ANY, GLEX_ALGO_BINOMIAL, false },
 };
 /* bcast: with more processes than cores, one step (no member waits for
@@ -223,13 +227,17 @@ static const sel_row_t bcast_vtime_rows[] = {
  * doc/nic-model.md) at once - beyond, senders wait for credit (a 16 KiB
  * allreduce at 8 ranks: 1 ms) */
 #define FLAT_EAGER_BUDGET (32u * 1024u)
+/* a reduce's root alone receives: nearly all its eager pages (a message
+ * takes whole pages) */
+#define FLAT_REDUCE_BUDGET (56u * 1024u)
 static bool flat_one_step(const glex_group_t *g, const glex_coll_args_t *a, const sel_row_t *row,
                           uint64_t bytes)
 {
     if (bytes <= glex_fabric_params(g->f)->inline_max)
         return true;
-    return !row->inline_only && (a->kind == GLEX_COLL_BCAST ||
-                                 (uint64_t)(g->size - 1) * bytes <= FLAT_EAGER_BUDGET);
+    uint64_t budget = a->kind == GLEX_COLL_REDUCE ? FLAT_REDUCE_BUDGET : FLAT_EAGER_BUDGET;
+    return !row->inline_only &&
+           (a->kind == GLEX_COLL_BCAST || (uint64_t)(g->size - 1) * bytes <= budget);
 }
 
 /* A bcast of a few ranks on one host from this size is read by every
