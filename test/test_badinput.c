@@ -190,7 +190,7 @@ static int run(glex_tctx_t *c)
  * an inline vector and flat barrier; sleeping (13 per CPU, past
  * GLEX_YIELD_MAX_PER_CPU) binomial for both, small and large (below 512
  * KiB), and the calls then run right; a 768 KiB and a 1 MiB allreduce
- * resolved at 4 and 8 per CPU */
+ * resolved at 1, 4 and 8 per CPU */
 static int auto_per_cpu(glex_tctx_t *c)
 {
     float in[1024], out[1024];
@@ -231,17 +231,18 @@ static int auto_per_cpu(glex_tctx_t *c)
                 break;
             }
     }
-    /* a 768 KiB allreduce: Rabenseifner at 4 per CPU, binomial from 8 (up
-     * to 1 MiB), Rabenseifner again at 1 MiB (resolved only) */
+    /* a 768 KiB allreduce: Rabenseifner with a CPU each, flat (a
+     * reduce-scatter and an allgather by reads) at 4 and 8 per CPU, a 1 MiB
+     * one flat at 8 (resolved only) */
     glex_coll_args_t mid = ar;
     const struct {
         unsigned per_cpu;
         uint64_t count;
         glex_algo_t algo;
     } rows[] = {
-        { 4, 196608, GLEX_ALGO_RABENSEIFNER },
-        { 8, 196608, GLEX_ALGO_BINOMIAL },
-        { 8, 262144, GLEX_ALGO_RABENSEIFNER },
+        { 1, 196608, GLEX_ALGO_RABENSEIFNER },
+        { 4, 196608, GLEX_ALGO_FLAT },
+        { 8, 262144, GLEX_ALGO_FLAT },
     };
     for (size_t w = 0; w < sizeof rows / sizeof rows[0]; w++) {
         mid.count = rows[w].count;

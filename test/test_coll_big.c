@@ -415,6 +415,85 @@ static int flat_beyond_eager(glex_tctx_t *c)
     return 0;
 }
 
+/* Flat allreduce above 64 KiB (doc/algorithms.md): a reduce-scatter and an
+ * allgather by read transfers, each member's vector and reduced block
+ * offered from its NIC's send stage.  Counts on and off a multiple of the
+ * group's size, float / double / int32, offload and host-based, in place
+ * and not: every element right; 'auto' takes it with processes sharing the
+ * CPUs; each offload call staged both offers (unit counter dma_staged);
+ * two nonblocking ones in flight at once (the second finds the stage
+ * taken) both right. */
+static int flat_reads(glex_tctx_t *c)
+{
+    static const uint64_t counts[] = { 16385, 65536, 100003, (3u << 20) / 4 + 1 };
+    static const glex_type_t types[] = { GLEX_FLOAT, GLEX_DOUBLE, GLEX_INT32, GLEX_FLOAT };
+    int id = glex_case(c, "flat allreduce by reads (%d members): every result right, both "
+                          "offers staged", c->n);
+    size_t staged_at = offsetof(glex_unit_counters_t, dma_staged);
+    uint64_t seed = 700, offload_calls = 0, before = units_sum(c, staged_at);
+    for (int host = 0; host < 2; host++)
+        for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+            glex_coll_args_t a = { .kind = GLEX_COLL_ALLREDUCE, .algo = GLEX_ALGO_FLAT,
+                                   .host_mode = host, .type = types[i], .op = GLEX_OP_SUM,
+                                   .count = counts[i] };
+            glex_algo_t auto_pick = GLEX_ALGO_AUTO, ran = GLEX_ALGO_AUTO;
+            static char dummy[8];
+            glex_coll_args_t q = a;
+            q.sendbuf = q.recvbuf = dummy; /* looked at for null only */
+            glex_coll_resolve(c->g, &q, &ran);
+            q.algo = GLEX_ALGO_AUTO;
+            glex_coll_resolve(c->g, &q, &auto_pick);
+            if (ran != GLEX_ALGO_FLAT || auto_pick != GLEX_ALGO_FLAT)
+                glex_case_fail(c, id, "count %llu resolves to %s, auto to %s",
+                               (unsigned long long)a.count, glex_algo_name(ran),
+                               glex_algo_name(auto_pick));
+            const char *e = (i & 1) ? check_inplace(c, &a, seed++) : check_call(c, &a, seed++);
+            if (e)
+                glex_case_fail(c, id, "%s %s count %llu%s: %s", glex_type_name(a.type),
+                               host ? "host" : "offload", (unsigned long long)a.count,
+                               (i & 1) ? " in place" : "", e);
+            offload_calls += !host;
+        }
+    uint64_t staged = units_sum(c, staged_at) - before;
+    if (staged < 2 * offload_calls)
+        glex_case_fail(c, id, "rank %d: %llu offers staged in %llu offload calls, expected at "
+                       "least two a call", c->rank, (unsigned long long)staged,
+                       (unsigned long long)offload_calls);
+    id = glex_case(c, "two flat allreduces by reads in flight (%d members): both right", c->n);
+    enum { CNT = 40000 };
+    double *s0 = malloc(CNT * 8), *s1 = malloc(CNT * 8), *r0 = malloc(CNT * 8),
+           *r1 = malloc(CNT * 8);
+    for (int k = 0; k < CNT; k++)
+        s0[k] = c->rank + k, s1[k] = 2 * c->rank - k;
+    glex_coll_args_t a = { .kind = GLEX_COLL_ALLREDUCE, .algo = GLEX_ALGO_FLAT,
+                           .type = GLEX_DOUBLE, .op = GLEX_OP_SUM, .count = CNT,
+                           .sendbuf = s0, .recvbuf = r0 };
+    glex_coll_args_t b = a;
+    b.sendbuf = s1;
+    b.recvbuf = r1;
+    glex_req_t *q0 = NULL, *q1 = NULL;
+    int rc = glex_coll_start(c->g, &a, &q0);
+    if (!rc)
+        rc = glex_coll_start(c->g, &b, &q1);
+    if (!rc)
+        rc = glex_coll_wait(q1);
+    if (!rc)
+        rc = glex_coll_wait(q0);
+    glex_coll_req_free(q0);
+    glex_coll_req_free(q1);
+    double tri = c->n * (c->n - 1) / 2.0;
+    for (int k = 0; !rc && k < CNT; k++)
+        if (r0[k] != tri + c->n * k || r1[k] != 2 * tri - c->n * k) {
+            glex_case_fail(c, id, "element %d is %g and %g, expected %g and %g", k, r0[k], r1[k],
+                           tri + c->n * k, 2 * tri - c->n * k);
+            break;
+        }
+    if (rc)
+        glex_case_fail(c, id, "rc %d: %s", rc, glex_last_error());
+    free(s0), free(s1), free(r0), free(r1);
+    return 0;
+}
+
 /* The direct path's policy differs between ranks (rank 0 GLEX_STAGE_MAP=0,
  * the others 1): every rank's first direct call is refused with
  * GLEX_EMISMATCH naming the variables, none hangs; the engine algorithms
@@ -530,6 +609,8 @@ int main(int argc, char **argv)
     glex_run_group(4, NULL, bcast_staged, NULL, 600, "staged");
     glex_run_group(2, NULL, bcast_segments, NULL, 600, "segments");
     glex_run_group(3, NULL, bcast_segments, NULL, 600, "segments");
+    glex_run_group(3, NULL, flat_reads, NULL, 600, "flat reads");
+    glex_run_group(5, NULL, flat_reads, NULL, 600, "flat reads");
     glex_run_group(9, NULL, flat_beyond_eager, NULL, 600, "flat beyond eager");
     glex_run_group(17, NULL, flat_beyond_eager, NULL, 600, "flat beyond eager");
     /* the direct path's threshold: default (auto), everything by RDMA, and

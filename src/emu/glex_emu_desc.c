@@ -99,6 +99,12 @@ int glex_desc_validate(const glex_fabric_t *f, uint32_t vp, const glex_desc_t *d
             RANGE(reduce_flag, 0, d->branch ? 1 : 0);
             if (d->cp && d->branch) /* a forward offers what it read */
                 RANGE(swap_remote_data, 1, 1);
+            if (d->branch && !d->cp && d->length) { /* a part of the offer: its bytes fit */
+                RANGE(length, 1, GLEX_MAX_BYTES);
+                CHECK(d->remote_addr <= d->length && d->count * es <= d->length - d->remote_addr,
+                      "read offset (remote_addr) + bytes", d->remote_addr + d->count * es, 0,
+                      d->length);
+            }
         }
         if (d->mcast) { /* a multicast send (cp) or the receive of one (branch = 1) */
             RANGE(swap_local_vp, 0, 0);

@@ -1324,6 +1324,18 @@ static int read_send(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
     return work;
 }
 
+/* A read receive of part of an offer (length > 0: the offered message's
+ * bytes): it reads its bytes from byte remote_addr of it */
+static uint64_t read_total(const glex_task_t *t, const glex_desc_t *d)
+{
+    return d->length ? d->length : t->bytes;
+}
+
+static uint64_t read_at(const glex_desc_t *d)
+{
+    return d->length ? d->remote_addr : 0;
+}
+
 /* a read receive has waited long for its offer: did a sender that writes
  * (no swap_remote_addr) send an inline packet, or announce a pulsed send?
  * Fail, and fail a pulsed sender too (a credit of no bytes and no buffer) */
@@ -1345,12 +1357,12 @@ static int read_recv_mismatch(glex_fabric_t *f, glex_task_t *t, const glex_desc_
                           GLEX_PKT_DATA, GLEX_FRAG_ANNOUNCE);
         if (glex_table_take(f, f->node, t->unit, k, &a, sizeof a) < 0)
             return 0;
-        glex_ctrl_t no = { .total = t->bytes };
+        glex_ctrl_t no = { .total = read_total(t, d) };
         grant_credit(f, t, d, u, &no, sizeof no, 0);
         theirs = a.total;
     }
-    if (theirs != t->bytes)
-        return size_error(t, 1, theirs, t->bytes);
+    if (theirs != read_total(t, d))
+        return size_error(t, 1, theirs, read_total(t, d));
     return glex_error(GLEX_EINVAL, "job %u: node %u writes its data where this receive reads it "
                       "(swap_remote_addr on the receive side only)", t->job, d->recv_id);
 }
@@ -1361,7 +1373,7 @@ static int read_credit(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, g
 {
     if (t->r_grant_frag)
         return 1;
-    glex_ctrl_t done = { .total = t->bytes, .src = t->r_src };
+    glex_ctrl_t done = { .total = read_total(t, d), .src = t->r_src - read_at(d) };
     return grant_credit(f, t, d, u, &done, sizeof done, 0);
 }
 
@@ -1419,18 +1431,18 @@ static int read_recv(glex_fabric_t *f, glex_task_t *t, const glex_desc_t *d, gle
         }
         if (glex_ctrl_check(f, &c, got))
             return GLEX_EINVAL;
-        if (c.total != t->bytes || (t->bytes && !c.src) || c.len || c.dst) {
-            glex_ctrl_t no = { .total = t->bytes };
+        if (c.total != read_total(t, d) || (t->bytes && !c.src) || c.len || c.dst) {
+            glex_ctrl_t no = { .total = read_total(t, d) };
             if (c.len)
                 glex_eager_return(f, f->node, t->unit, &c); /* an eager sender's pages */
             grant_credit(f, t, d, u, &no, sizeof no, 0); /* the sender fails too, if it reads */
-            if (c.total != t->bytes)
-                return size_error(t, 1, c.total, t->bytes);
+            if (c.total != read_total(t, d))
+                return size_error(t, 1, c.total, read_total(t, d));
             return glex_error(GLEX_EINVAL, "job %u: node %u sent a pulse of %u bytes where this "
                               "receive reads its buffer (swap_remote_addr on one side only)",
                               t->job, d->recv_id, c.len);
         }
-        t->r_src = c.src;
+        t->r_src = c.src + read_at(d);
         t->r_told = 1;
         work = 1;
     }

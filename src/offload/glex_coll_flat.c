@@ -32,6 +32,14 @@ bool glex_flat_fits(const glex_group_t *g, uint64_t bytes)
     return g->size >= 2 && g->size - 1 <= GLEX_MAX_BRANCH && bytes <= GLEX_FLAT_MAX;
 }
 
+/* an allreduce above GLEX_FLAT_MAX by read transfers (allreduce_reads):
+ * every block at least an element, the members' NICs on one host */
+bool glex_flat_allreduce_reads(const glex_group_t *g, uint64_t cnt, uint64_t bytes)
+{
+    return bytes > GLEX_FLAT_MAX && g->size >= 3 && g->size - 1 <= GLEX_MAX_BRANCH &&
+           cnt >= g->size;
+}
+
 /* one inline packet: one descriptor sends it to all, one counter trigger
  * combines all */
 static bool inline_sized(const glex_sched_t *s, uint64_t cnt)
@@ -146,6 +154,64 @@ void glex_bcast_flat(glex_sched_t *s, uint32_t root, uint64_t buf, uint64_t cnt)
     send_all(s, peers, k, buf, cnt);
 }
 
+/* element displacement of block b of n (the first cnt % n one longer) */
+static uint64_t block_at(uint64_t cnt, uint32_t n, uint32_t b)
+{
+    return b * (cnt / n) + (b < cnt % n ? b : cnt % n);
+}
+
+#define SEQ_RS 1u   /* the offers of the whole vectors */
+#define SEQ_DONE 2u /* this member's block is reduced (to its own first sequence) */
+#define SEQ_AG 3u   /* the offers of the reduced blocks */
+
+/* A larger allreduce on one host: a reduce-scatter and an allgather, one
+ * step each, by read transfers.  Every member offers its whole vector to
+ * all others (its NIC's send stage: one copy), and member b's NIC reads
+ * block b of each and its ALU combines them in rank order; then it offers
+ * its reduced block to all, and reads every other member's.  Two
+ * sequences, so that no offer waits for a read that waits for it: the
+ * first offers the vector, waits for this member's block (a packet from
+ * the second) and offers it; the second reduces the block, says so, and
+ * reads the others' blocks.  In place, the block's own data is saved in
+ * tmp before the first read overwrites it; the blocks others read from an
+ * unstaged offer are ones this member writes only after their readers
+ * offered their results, so after they read. */
+static void allreduce_reads(glex_sched_t *s, uint64_t acc, uint64_t src, uint64_t cnt)
+{
+    uint32_t n = s->g->size, me = s->g->rank, peers[GLEX_MAX_BRANCH], k = others(s, peers);
+    uint64_t es = s->es, total = cnt * es;
+    uint64_t at = block_at(cnt, n, me) * es, len = block_at(cnt, n, me + 1) - block_at(cnt, n, me);
+    glex_sc_send_many(s, peers, k, SEQ_RS, src, cnt, true);
+    glex_sc_recv(s, me, SEQ_DONE, 0, 0, false);
+    glex_sc_send_many(s, peers, k, SEQ_AG, acc + at, len, true);
+    s->split = s->n;
+    uint64_t own = src + at;
+    if (src == acc && me != 0) {
+        glex_sc_need_tmp(s, len * es);
+        glex_sc_local(s, own, REF(BUF_TMP, 0), len, false);
+        own = REF(BUF_TMP, 0);
+    }
+    for (uint32_t r = 0; r < n; r++) {
+        if (r == me) {
+            if (me != 0)
+                glex_sc_local(s, own, acc + at, len, true);
+            continue;
+        }
+        /* rank 0's block starts from its own data (the first combine's
+         * operand, or acc itself in place); another's from rank 0's */
+        bool first = r == (me == 0 ? 1u : 0u);
+        glex_sc_read_part(s, r, SEQ_RS, acc + at, len, at, total, !(first && me != 0));
+        if (first && me == 0 && src != acc)
+            glex_sc_operand(s, own);
+    }
+    glex_sc_send(s, me, SEQ_DONE, 0, 0);
+    for (uint32_t i = 0; i < k; i++) {
+        uint32_t r = peers[i];
+        uint64_t rat = block_at(cnt, n, r), rlen = block_at(cnt, n, r + 1) - rat;
+        glex_sc_read_recv(s, r, SEQ_AG, acc + rat * es, rlen);
+    }
+}
+
 /* From this many members an inline-sized allreduce goes to rank 0 and
  * back: every member's packet to rank 0, whose counter trigger combines
  * them in rank order, then its result to all from one descriptor (2(n-1)
@@ -173,6 +239,10 @@ void glex_bcast_flat(glex_sched_t *s, uint32_t root, uint64_t buf, uint64_t cnt)
 void glex_allreduce_flat(glex_sched_t *s, uint64_t acc, uint64_t src, uint64_t cnt)
 {
     uint32_t peers[GLEX_MAX_BRANCH], k = others(s, peers);
+    if (glex_flat_allreduce_reads(s->g, cnt, cnt * s->es)) {
+        allreduce_reads(s, acc, src, cnt);
+        return;
+    }
     if (inline_sized(s, cnt) &&
         s->g->size >= (cnt ? FLAT_VIA_ROOT_MIN : FLAT_BARRIER_VIA_ROOT_MIN)) {
         glex_reduce_flat(s, 0, acc, src, cnt);

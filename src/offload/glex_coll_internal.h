@@ -160,6 +160,10 @@ void glex_sc_operand(glex_sched_t *s, uint64_t ref);
 void glex_sc_send_many(glex_sched_t *s, const uint32_t *peers, uint32_t k, uint32_t seq,
                        uint64_t ref, uint64_t cnt, bool read);
 void glex_sc_read_recv(glex_sched_t *s, uint32_t peer, uint32_t seq, uint64_t ref, uint64_t cnt);
+/* the receive that reads cnt elements from byte off of peer's offer of
+ * total bytes (red: combined into ref by the ALU) */
+void glex_sc_read_part(glex_sched_t *s, uint32_t peer, uint32_t seq, uint64_t ref, uint64_t cnt,
+                       uint64_t off, uint64_t total, bool red);
 void glex_sc_need_tmp(glex_sched_t *s, uint64_t bytes);
 
 /* shapes shared by algorithms */
@@ -212,10 +216,12 @@ void glex_bcast_binomial(glex_sched_t *s, uint32_t root, uint64_t buf, uint64_t 
 void glex_build_two_level(glex_sched_t *s);
 /* one-step schedules (glex_coll_flat.c): flat_read bcast; flat bcast,
  * reduce, allreduce and barrier (up to 17 members and GLEX_FLAT_MAX bytes:
- * glex_flat_fits) */
+ * glex_flat_fits; a larger allreduce on one host, in real time, with a
+ * count of at least the group's size: glex_flat_read_fits) */
 #define GLEX_FLAT_MAX (64u * 1024u)
 void glex_bcast_flat_read(glex_sched_t *s, uint32_t root, uint64_t buf, uint64_t cnt);
 bool glex_flat_fits(const glex_group_t *g, uint64_t bytes);
+bool glex_flat_allreduce_reads(const glex_group_t *g, uint64_t cnt, uint64_t bytes);
 void glex_reduce_flat(glex_sched_t *s, uint32_t root, uint64_t acc, uint64_t src, uint64_t cnt);
 void glex_allreduce_flat(glex_sched_t *s, uint64_t acc, uint64_t src, uint64_t cnt);
 void glex_bcast_flat(glex_sched_t *s, uint32_t root, uint64_t buf, uint64_t cnt);

@@ -152,6 +152,18 @@ void glex_sc_read_recv(glex_sched_t *s, uint32_t peer, uint32_t seq, uint64_t re
         s->d[s->n - 1].swap_remote_addr = 1;
 }
 
+void glex_sc_read_part(glex_sched_t *s, uint32_t peer, uint32_t seq, uint64_t ref, uint64_t cnt,
+                       uint64_t off, uint64_t total, bool red)
+{
+    glex_sc_recv(s, peer, seq, ref, cnt, red);
+    if (s->err)
+        return;
+    glex_desc_t *d = &s->d[s->n - 1];
+    d->swap_remote_addr = 1;
+    d->length = total;
+    d->remote_addr = off;
+}
+
 void glex_sc_local(glex_sched_t *s, uint64_t sref, uint64_t dref, uint64_t cnt, bool red)
 {
     glex_desc_t *d = emit(s);
