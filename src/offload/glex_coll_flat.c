@@ -219,7 +219,11 @@ static void allreduce_reads(glex_sched_t *s, uint64_t acc, uint64_t src, uint64_
  * takes lines other senders wrote last (the unit's claim count, the CP
  * counter, the slot): 16 ranks on 2 CPUs, medians of 5-7 in turn,
  * allreduce 8-32 B 0.75-0.86x the time, at 12 0.83-0.96x; at 4 ranks it
- * was 1.6x slower, at 6 even, at 8 1.01-1.10x slower.  A barrier from 4: there
+ * was 1.6x slower, at 6 even, at 8 1.01-1.10x slower (an Intel Xeon VM).
+ * On an AMD EPYC VM (2026-12-04, medians of 5 in turn) it was the slower:
+ * every member to all took 0.56-0.64x its time at 16 ranks, 0.45-0.90x
+ * at 12, so the allreduce no longer goes through rank 0 (18: more members
+ * than flat takes); the barrier still does.  A barrier from 4: there
  * rank 0 leaves first, so a bcast from it after the barrier finds its
  * members waiting for a packet already sent, not for a root that has not
  * left yet (4 ranks bound, medians of 6-10 in turn: OSU bcast 8 B 1.73 ->
@@ -227,7 +231,7 @@ static void allreduce_reads(glex_sched_t *s, uint64_t acc, uint64_t src, uint64_
  * allreduce + barrier 6.83 -> 7.60, the barrier alone 3.31 -> 3.66; 0.88x
  * at 16 ranks, 1.14x at 3: bench/results/2026-12-03/NOTES.md, third
  * session). */
-#define FLAT_VIA_ROOT_MIN 12u
+#define FLAT_VIA_ROOT_MIN 18u
 #define FLAT_BARRIER_VIA_ROOT_MIN 4u
 
 /* every member's packet to all others, then all n combined in rank order

@@ -32,8 +32,8 @@ each) with 'auto' at this size:
                  rank 0 with one counter trigger, rank r > 0 takes rank
                  0's packet, combines ranks 1..r-1, its own data (a local
                  step), ranks r+1..n-1; barrier: empty packets to all, one
-                 counter trigger over the n-1 others; from 12 ranks (a
-                 barrier from 4) both go through rank 0: every rank's
+                 counter trigger over the n-1 others; a barrier from 4
+                 ranks goes through rank 0: every rank's
                  packet to it, its counter trigger, its result (an empty
                  packet) to all others from one descriptor; bcast: the
                  root's packet to all others from one descriptor
@@ -62,7 +62,7 @@ def children(v, n):
 
 # from this many ranks flat allreduce and barrier go through rank 0
 # (src/offload/glex_coll_flat.c)
-FLAT_VIA_ROOT_MIN = 12
+FLAT_VIA_ROOT_MIN = 18
 FLAT_BARRIER_VIA_ROOT_MIN = 4
 
 

@@ -350,7 +350,7 @@ run "late_root" 3 $dp GLEX_STAGE_MAP=0 -- "$out/late_root" 1.5 out wait
 # The NIC model ran, with default settings: the counts each communicator's
 # NIC work adds up to (GLEX_VERBOSE=2, every rank) are those each algorithm
 # implies, rank by rank (test/mpi/nic_counts.py), offload and host-based
-# (12: flat allreduce and barrier through rank 0)
+# (12: the flat barrier through rank 0, the allreduce every rank to all)
 for np in 2 3 4 5 8 12; do
   counts "$np" offload
 done
