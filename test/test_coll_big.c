@@ -351,6 +351,62 @@ static int bcast_segments(glex_tctx_t *c)
     return 0;
 }
 
+/* element k of a buffer of type t (GLEX_INT32 or GLEX_DOUBLE) */
+static void elem_set(glex_type_t t, void *b, int k, double v)
+{
+    if (t == GLEX_INT32)
+        ((int32_t *)b)[k] = (int32_t)v;
+    else
+        ((double *)b)[k] = v;
+}
+
+static double elem_get(glex_type_t t, const void *b, int k)
+{
+    return t == GLEX_INT32 ? ((const int32_t *)b)[k] : ((const double *)b)[k];
+}
+
+/* Two flat allreduces (sum) of cnt elements of type t in flight at once on
+ * c's group, waited for in order or (reverse) the second first: every
+ * element of both right, or the case fails */
+static void two_in_flight(glex_tctx_t *c, int id, glex_type_t t, int cnt, int reverse)
+{
+    size_t es = glex_type_size(t);
+    uint8_t *s0 = malloc(cnt * es), *s1 = malloc(cnt * es), *r0 = malloc(cnt * es),
+            *r1 = malloc(cnt * es);
+    for (int k = 0; k < cnt; k++) {
+        elem_set(t, s0, k, c->rank + k);
+        elem_set(t, s1, k, 2 * c->rank - k);
+    }
+    glex_coll_args_t a = { .kind = GLEX_COLL_ALLREDUCE, .algo = GLEX_ALGO_FLAT, .type = t,
+                           .op = GLEX_OP_SUM, .count = (uint64_t)cnt, .sendbuf = s0,
+                           .recvbuf = r0 };
+    glex_coll_args_t b = a;
+    b.sendbuf = s1;
+    b.recvbuf = r1;
+    glex_req_t *q0 = NULL, *q1 = NULL;
+    int rc = glex_coll_start(c->g, &a, &q0);
+    if (!rc)
+        rc = glex_coll_start(c->g, &b, &q1);
+    if (!rc)
+        rc = glex_coll_wait(reverse ? q1 : q0);
+    if (!rc)
+        rc = glex_coll_wait(reverse ? q0 : q1);
+    glex_coll_req_free(q0);
+    glex_coll_req_free(q1);
+    double tri = c->n * (c->n - 1) / 2.0;
+    for (int k = 0; !rc && k < cnt; k++) {
+        double v0 = elem_get(t, r0, k), v1 = elem_get(t, r1, k);
+        if (v0 != tri + c->n * k || v1 != 2 * tri - c->n * k) {
+            glex_case_fail(c, id, "two in flight: element %d is %g and %g, expected %g and %g",
+                           k, v0, v1, tri + c->n * k, 2 * tri - c->n * k);
+            break;
+        }
+    }
+    if (rc)
+        glex_case_fail(c, id, "two in flight: rc %d: %s", rc, glex_last_error());
+    free(s0), free(s1), free(r0), free(r1);
+}
+
 /* Flat above an inline packet, with more data than the receiving units'
  * eager pages hold: senders wait for credit, which must not hold up any
  * member's combines (the allreduce's sends are a sequence of their own).
@@ -378,38 +434,7 @@ static int flat_beyond_eager(glex_tctx_t *c)
                     glex_case_fail(c, id, "%s %s count %llu: %s", glex_coll_kind_name(a.kind),
                                    host ? "host" : "offload", (unsigned long long)a.count, e);
             }
-    /* two in flight */
-    enum { CNT = 8192 };
-    int32_t *s0 = malloc(CNT * 4), *s1 = malloc(CNT * 4), *r0 = malloc(CNT * 4),
-            *r1 = malloc(CNT * 4);
-    for (int k = 0; k < CNT; k++)
-        s0[k] = c->rank + k, s1[k] = 2 * c->rank - k;
-    glex_coll_args_t a = { .kind = GLEX_COLL_ALLREDUCE, .algo = GLEX_ALGO_FLAT,
-                           .type = GLEX_INT32, .op = GLEX_OP_SUM, .count = CNT,
-                           .sendbuf = s0, .recvbuf = r0 };
-    glex_coll_args_t b = a;
-    b.sendbuf = s1;
-    b.recvbuf = r1;
-    glex_req_t *q0 = NULL, *q1 = NULL;
-    int rc = glex_coll_start(c->g, &a, &q0);
-    if (!rc)
-        rc = glex_coll_start(c->g, &b, &q1);
-    if (!rc)
-        rc = glex_coll_wait(q0);
-    if (!rc)
-        rc = glex_coll_wait(q1);
-    glex_coll_req_free(q0);
-    glex_coll_req_free(q1);
-    int32_t tri = c->n * (c->n - 1) / 2;
-    for (int k = 0; !rc && k < CNT; k++)
-        if (r0[k] != tri + c->n * k || r1[k] != 2 * tri - c->n * k) {
-            glex_case_fail(c, id, "two in flight: element %d is %d and %d, expected %d and %d",
-                           k, r0[k], r1[k], tri + c->n * k, 2 * tri - c->n * k);
-            break;
-        }
-    if (rc)
-        glex_case_fail(c, id, "two in flight: rc %d: %s", rc, glex_last_error());
-    free(s0), free(s1), free(r0), free(r1);
+    two_in_flight(c, id, GLEX_INT32, 8192, 0);
     if (units_sum(c, asked_at) == asked && c->rank == 0)
         glex_case_fail(c, id, "rank 0's units: no sender asked for credit");
     return 0;
@@ -460,37 +485,7 @@ static int flat_reads(glex_tctx_t *c)
                        "least two a call", c->rank, (unsigned long long)staged,
                        (unsigned long long)offload_calls);
     id = glex_case(c, "two flat allreduces by reads in flight (%d members): both right", c->n);
-    enum { CNT = 40000 };
-    double *s0 = malloc(CNT * 8), *s1 = malloc(CNT * 8), *r0 = malloc(CNT * 8),
-           *r1 = malloc(CNT * 8);
-    for (int k = 0; k < CNT; k++)
-        s0[k] = c->rank + k, s1[k] = 2 * c->rank - k;
-    glex_coll_args_t a = { .kind = GLEX_COLL_ALLREDUCE, .algo = GLEX_ALGO_FLAT,
-                           .type = GLEX_DOUBLE, .op = GLEX_OP_SUM, .count = CNT,
-                           .sendbuf = s0, .recvbuf = r0 };
-    glex_coll_args_t b = a;
-    b.sendbuf = s1;
-    b.recvbuf = r1;
-    glex_req_t *q0 = NULL, *q1 = NULL;
-    int rc = glex_coll_start(c->g, &a, &q0);
-    if (!rc)
-        rc = glex_coll_start(c->g, &b, &q1);
-    if (!rc)
-        rc = glex_coll_wait(q1);
-    if (!rc)
-        rc = glex_coll_wait(q0);
-    glex_coll_req_free(q0);
-    glex_coll_req_free(q1);
-    double tri = c->n * (c->n - 1) / 2.0;
-    for (int k = 0; !rc && k < CNT; k++)
-        if (r0[k] != tri + c->n * k || r1[k] != 2 * tri - c->n * k) {
-            glex_case_fail(c, id, "element %d is %g and %g, expected %g and %g", k, r0[k], r1[k],
-                           tri + c->n * k, 2 * tri - c->n * k);
-            break;
-        }
-    if (rc)
-        glex_case_fail(c, id, "rc %d: %s", rc, glex_last_error());
-    free(s0), free(s1), free(r0), free(r1);
+    two_in_flight(c, id, GLEX_DOUBLE, 40000, 1);
     return 0;
 }
 

@@ -154,12 +154,6 @@ void glex_bcast_flat(glex_sched_t *s, uint32_t root, uint64_t buf, uint64_t cnt)
     send_all(s, peers, k, buf, cnt);
 }
 
-/* element displacement of block b of n (the first cnt % n one longer) */
-static uint64_t block_at(uint64_t cnt, uint32_t n, uint32_t b)
-{
-    return b * (cnt / n) + (b < cnt % n ? b : cnt % n);
-}
-
 #define SEQ_RS 1u   /* the offers of the whole vectors */
 #define SEQ_DONE 2u /* this member's block is reduced (to its own first sequence) */
 #define SEQ_AG 3u   /* the offers of the reduced blocks */
@@ -180,7 +174,7 @@ static void allreduce_reads(glex_sched_t *s, uint64_t acc, uint64_t src, uint64_
 {
     uint32_t n = s->g->size, me = s->g->rank, peers[GLEX_MAX_BRANCH], k = others(s, peers);
     uint64_t es = s->es, total = cnt * es;
-    uint64_t at = block_at(cnt, n, me) * es, len = block_at(cnt, n, me + 1) - block_at(cnt, n, me);
+    uint64_t at = glex_block_at(cnt, n, me) * es, len = glex_block_at(cnt, n, me + 1) - glex_block_at(cnt, n, me);
     glex_sc_send_many(s, peers, k, SEQ_RS, src, cnt, true);
     glex_sc_recv(s, me, SEQ_DONE, 0, 0, false);
     glex_sc_send_many(s, peers, k, SEQ_AG, acc + at, len, true);
@@ -207,23 +201,24 @@ static void allreduce_reads(glex_sched_t *s, uint64_t acc, uint64_t src, uint64_
     glex_sc_send(s, me, SEQ_DONE, 0, 0);
     for (uint32_t i = 0; i < k; i++) {
         uint32_t r = peers[i];
-        uint64_t rat = block_at(cnt, n, r), rlen = block_at(cnt, n, r + 1) - rat;
+        uint64_t rat = glex_block_at(cnt, n, r), rlen = glex_block_at(cnt, n, r + 1) - rat;
         glex_sc_read_recv(s, r, SEQ_AG, acc + rat * es, rlen);
     }
 }
 
-/* From this many members an inline-sized allreduce goes to rank 0 and
- * back: every member's packet to rank 0, whose counter trigger combines
- * them in rank order, then its result to all from one descriptor (2(n-1)
- * packets, two steps) instead of n(n-1) in one.  Each packet's insert
+/* From this many members a barrier goes to rank 0 and back: every
+ * member's packet to rank 0, whose counter trigger takes them all, then
+ * its packet to all from one descriptor (2(n-1) packets, two steps)
+ * instead of n(n-1) in one.  An inline-sized allreduce did so from 12
+ * members on an Intel Xeon VM, where each packet's insert
  * takes lines other senders wrote last (the unit's claim count, the CP
  * counter, the slot): 16 ranks on 2 CPUs, medians of 5-7 in turn,
  * allreduce 8-32 B 0.75-0.86x the time, at 12 0.83-0.96x; at 4 ranks it
  * was 1.6x slower, at 6 even, at 8 1.01-1.10x slower (an Intel Xeon VM).
  * On an AMD EPYC VM (2026-12-04, medians of 5 in turn) it was the slower:
  * every member to all took 0.56-0.64x its time at 16 ranks, 0.45-0.90x
- * at 12, so the allreduce no longer goes through rank 0 (18: more members
- * than flat takes); the barrier still does.  A barrier from 4: there
+ * at 12, so the allreduce no longer goes through rank 0; the barrier
+ * still does.  A barrier from 4: there
  * rank 0 leaves first, so a bcast from it after the barrier finds its
  * members waiting for a packet already sent, not for a root that has not
  * left yet (4 ranks bound, medians of 6-10 in turn: OSU bcast 8 B 1.73 ->
@@ -231,28 +226,26 @@ static void allreduce_reads(glex_sched_t *s, uint64_t acc, uint64_t src, uint64_
  * allreduce + barrier 6.83 -> 7.60, the barrier alone 3.31 -> 3.66; 0.88x
  * at 16 ranks, 1.14x at 3: bench/results/2026-12-03/NOTES.md, third
  * session). */
-#define FLAT_VIA_ROOT_MIN 18u
 #define FLAT_BARRIER_VIA_ROOT_MIN 4u
 
 /* every member's packet to all others, then all n combined in rank order
  * on each (n(n-1) packets, one step: at 8 and 16 processes on 2 cores 1.5x
  * faster than recursive doubling, and than a flat reduce to rank 0 followed
- * by its packet to all: bench/results/2026-11-28/NOTES.md); from
- * FLAT_VIA_ROOT_MIN members an inline-sized one through rank 0, a barrier
- * from FLAT_BARRIER_VIA_ROOT_MIN */
+ * by its packet to all: bench/results/2026-11-28/NOTES.md); a barrier
+ * from FLAT_BARRIER_VIA_ROOT_MIN members through rank 0; above
+ * GLEX_FLAT_MAX on one host a reduce-scatter and an allgather by reads */
 void glex_allreduce_flat(glex_sched_t *s, uint64_t acc, uint64_t src, uint64_t cnt)
 {
-    uint32_t peers[GLEX_MAX_BRANCH], k = others(s, peers);
     if (glex_flat_allreduce_reads(s->g, cnt, cnt * s->es)) {
         allreduce_reads(s, acc, src, cnt);
         return;
     }
-    if (inline_sized(s, cnt) &&
-        s->g->size >= (cnt ? FLAT_VIA_ROOT_MIN : FLAT_BARRIER_VIA_ROOT_MIN)) {
-        glex_reduce_flat(s, 0, acc, src, cnt);
-        glex_bcast_flat(s, 0, acc, cnt);
+    if (!cnt && s->g->size >= FLAT_BARRIER_VIA_ROOT_MIN) {
+        glex_reduce_flat(s, 0, acc, src, 0);
+        glex_bcast_flat(s, 0, acc, 0);
         return;
     }
+    uint32_t peers[GLEX_MAX_BRANCH], k = others(s, peers);
     if (inline_sized(s, cnt)) { /* each send done at once: one sequence */
         uint64_t own = own_data(s, acc, src, cnt);
         send_all(s, peers, k, own, cnt);

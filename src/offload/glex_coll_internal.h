@@ -165,6 +165,9 @@ void glex_sc_read_recv(glex_sched_t *s, uint32_t peer, uint32_t seq, uint64_t re
 void glex_sc_read_part(glex_sched_t *s, uint32_t peer, uint32_t seq, uint64_t ref, uint64_t cnt,
                        uint64_t off, uint64_t total, bool red);
 void glex_sc_need_tmp(glex_sched_t *s, uint64_t bytes);
+/* element displacement of block i of n blocks of cnt elements (the first
+ * cnt % n one element longer) */
+uint64_t glex_block_at(uint64_t cnt, uint32_t n, uint32_t i);
 
 /* shapes shared by algorithms */
 static inline uint32_t pof2_floor(uint32_t n)
@@ -217,7 +220,7 @@ void glex_build_two_level(glex_sched_t *s);
 /* one-step schedules (glex_coll_flat.c): flat_read bcast; flat bcast,
  * reduce, allreduce and barrier (up to 17 members and GLEX_FLAT_MAX bytes:
  * glex_flat_fits; a larger allreduce on one host, in real time, with a
- * count of at least the group's size: glex_flat_read_fits) */
+ * count of at least the group's size: glex_flat_allreduce_reads) */
 #define GLEX_FLAT_MAX (64u * 1024u)
 void glex_bcast_flat_read(glex_sched_t *s, uint32_t root, uint64_t buf, uint64_t cnt);
 bool glex_flat_fits(const glex_group_t *g, uint64_t bytes);

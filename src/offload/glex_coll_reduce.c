@@ -119,13 +119,6 @@ void glex_allreduce_rd(glex_sched_t *s, uint64_t acc, uint64_t src, uint64_t cnt
     unfold_extra(s, root, acc, cnt);
 }
 
-/* element displacement of block i of pof2 blocks */
-static uint64_t disp(uint64_t cnt, uint32_t pof2, uint32_t i)
-{
-    uint64_t q = cnt / pof2, rem = cnt % pof2;
-    return i * q + (i < rem ? i : rem);
-}
-
 /* Rabenseifner: reduce-scatter by vector halving / distance doubling, then a
  * binomial gather to virtual root 0 or (all) a recursive-doubling allgather. */
 static void rabenseifner(glex_sched_t *s, uint32_t root, uint64_t acc, uint64_t src, uint64_t cnt,
@@ -138,9 +131,9 @@ static void rabenseifner(glex_sched_t *s, uint32_t root, uint64_t acc, uint64_t 
     if (nr64 < 0)
         return;
     uint32_t nr = (uint32_t)nr64, lo = 0, hi = pof2, wlo[32] = { 0 }, whi[32] = { 0 };
-#define AT(b) (acc + disp(cnt, pof2, (b)) * es)
-#define SRC(b) (src + disp(cnt, pof2, (b)) * es)
-#define LEN(a, b) (disp(cnt, pof2, (b)) - disp(cnt, pof2, (a)))
+#define AT(b) (acc + glex_block_at(cnt, pof2, (b)) * es)
+#define SRC(b) (src + glex_block_at(cnt, pof2, (b)) * es)
+#define LEN(a, b) (glex_block_at(cnt, pof2, (b)) - glex_block_at(cnt, pof2, (a)))
     for (uint32_t st = 0; st < k; st++) {
         uint32_t mask = 1u << st, half = (hi - lo) / 2, partner = new_to_v(nr ^ mask, r);
         uint32_t klo = (nr & mask) ? lo + half : lo, khi = (nr & mask) ? hi : lo + half;

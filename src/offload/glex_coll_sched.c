@@ -185,6 +185,12 @@ void glex_sc_operand(glex_sched_t *s, uint64_t ref)
     d->operand_addr = ref;
 }
 
+uint64_t glex_block_at(uint64_t cnt, uint32_t n, uint32_t i)
+{
+    uint64_t q = cnt / n, rem = cnt % n;
+    return i * q + (i < rem ? i : rem);
+}
+
 void glex_sc_need_tmp(glex_sched_t *s, uint64_t bytes)
 {
     if (bytes > s->tmp_bytes)

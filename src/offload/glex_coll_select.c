@@ -134,7 +134,6 @@ typedef struct {
     uint32_t min_n;     /* group size, at least */
     uint64_t below;     /* message bytes below this */
     glex_algo_t algo;
-    bool inline_only;   /* flat: only an inline-sized message (one packet) */
     uint64_t from;      /* message bytes from this (0: any) */
 } sel_row_t;
 
@@ -156,29 +155,29 @@ static const sel_row_t allreduce_rows[] = {
      * the fewest (OSU 8-32 B at 32 ranks on 2 cores 0.9-1.0 against
      * recursive doubling's 1.8 ms, at 64 2.6-2.7 against 5.0-5.2; at 24,
      * still yielding, 1.1-1.4 either way: NOTES 2026-11-28) */
-    { GLEX_YIELD_MAX_PER_CPU + 1, 1, 512 * KIB, GLEX_ALGO_BINOMIAL, false, 0 },
-    { 2, 8, 8 * KIB, GLEX_ALGO_FLAT, false, 0 },
-    { 2, 3, 8 * KIB + 1, GLEX_ALGO_FLAT, false, 0 },
+    { GLEX_YIELD_MAX_PER_CPU + 1, 1, 512 * KIB, GLEX_ALGO_BINOMIAL, 0 },
+    { 2, 8, 8 * KIB, GLEX_ALGO_FLAT, 0 },
+    { 2, 3, 8 * KIB + 1, GLEX_ALGO_FLAT, 0 },
     /* above 64 KiB on one host flat is a reduce-scatter and an allgather by
      * read transfers, one step each: 3-16 ranks on 2 CPUs, 128 KiB - 4 MiB,
      * 0.35-0.95x the time of the rows below (NOTES 2026-12-04) */
-    { 2, 3, ANY, GLEX_ALGO_FLAT, false, GLEX_FLAT_MAX + 1 },
-    { 3, 1, 64, GLEX_ALGO_RECURSIVE_DOUBLING, false, 0 },
+    { 2, 3, ANY, GLEX_ALGO_FLAT, GLEX_FLAT_MAX + 1 },
+    { 3, 1, 64, GLEX_ALGO_RECURSIVE_DOUBLING, 0 },
     /* from 8 processes per CPU binomial up to 1 MiB: 16 ranks on 2 cores,
      * 512 KiB, 2130-2920 us against Rabenseifner's 2740-3860 in 5 runs in
      * turn (1 MiB: 3660 against 4140 the other way; 8 ranks, 512 KiB:
      * Rabenseifner 930 against 1520), NOTES 2026-11-29 */
-    { 8, 1, 1024 * KIB, GLEX_ALGO_BINOMIAL, false, 0 },
+    { 8, 1, 1024 * KIB, GLEX_ALGO_BINOMIAL, 0 },
     /* at 3-7 processes per CPU binomial below 128 KiB; from there
      * recursive doubling (then Rabenseifner from 512 KiB), within noise of
      * each other, where binomial lost 1.2-1.9x in 4 sets of 5 runs at 8
      * ranks on 2 CPUs (128 KiB 182-225 / 197-273 against 243-393 us, 512
      * KiB 516 / 594 against 986) and at 6 (AMD EPYC VM,
      * bench/results/2026-12-02/NOTES.md) */
-    { 3, 1, 128 * KIB, GLEX_ALGO_BINOMIAL, false, 0 },
-    { 1, 1, 512 * KIB, GLEX_ALGO_RECURSIVE_DOUBLING, false, 0 },
-    { 1, 4, ANY, GLEX_ALGO_RABENSEIFNER, false, 0 },
-    { 1, 1, ANY, GLEX_ALGO_RECURSIVE_DOUBLING, false, 0 },
+    { 3, 1, 128 * KIB, GLEX_ALGO_BINOMIAL, 0 },
+    { 1, 1, 512 * KIB, GLEX_ALGO_RECURSIVE_DOUBLING, 0 },
+    { 1, 4, ANY, GLEX_ALGO_RABENSEIFNER, 0 },
+    { 1, 1, ANY, GLEX_ALGO_RECURSIVE_DOUBLING, 0 },
 };
 /* reduce: with more processes than cores, flat up to 16 KiB while the
  * root's eager pages hold every message (64 B - 8 KiB at 4 ranks 5.3-7
@@ -194,8 +193,8 @@ static const sel_row_t allreduce_rows[] = {
  * an inline-sized vector takes flat (every packet to the root's one counter
  * trigger: 8-32 B at 16 ranks on 2 cores 20-25 against 122-142 us) */
 static const sel_row_t reduce_rows[] = {
-    { 2, 3, 16 * KIB + 1, GLEX_ALGO_FLAT, false, 0 },
-    { 1, 1, ANY, GLEX_ALGO_BINOMIAL, false, 0 },
+    { 2, 3, 16 * KIB + 1, GLEX_ALGO_FLAT, 0 },
+    { 1, 1, ANY, GLEX_ALGO_BINOMIAL, 0 },
 };
 /* bcast: with more processes than cores, one step (no member waits for
  * another but the root, so no chain of context switches): up to 64 KiB
@@ -211,27 +210,27 @@ static const sel_row_t reduce_rows[] = {
  * otherwise binomial, double tree for large messages in groups of 8 and
  * more (bench/results/2026-11-28/NOTES.md) */
 static const sel_row_t bcast_rows[] = {
-    { 2, 3, 64 * KIB + 1, GLEX_ALGO_FLAT, false, 0 },
-    { 2, 3, ANY, GLEX_ALGO_FLAT_READ, false, 0 },
-    { 1, 8, 512 * KIB, GLEX_ALGO_BINOMIAL, false, 0 },
-    { 1, 8, 4096 * KIB, GLEX_ALGO_DOUBLE_TREE, false, 0 },
-    { 1, 1, ANY, GLEX_ALGO_BINOMIAL, false, 0 },
+    { 2, 3, 64 * KIB + 1, GLEX_ALGO_FLAT, 0 },
+    { 2, 3, ANY, GLEX_ALGO_FLAT_READ, 0 },
+    { 1, 8, 512 * KIB, GLEX_ALGO_BINOMIAL, 0 },
+    { 1, 8, 4096 * KIB, GLEX_ALGO_DOUBLE_TREE, 0 },
+    { 1, 1, ANY, GLEX_ALGO_BINOMIAL, 0 },
 };
 
 /* bcast in virtual time: multicast in the modeled routers while the data
  * is a few packets (glex-vtime mcast at 4-1024 nodes, doc/multicast.md);
  * AUTO: the table above decides */
 static const sel_row_t bcast_vtime_rows[] = {
-    { 1, 256, 32 * KIB, GLEX_ALGO_MULTICAST, false, 0 },
-    { 1, 64, 8 * KIB, GLEX_ALGO_MULTICAST, false, 0 },
-    { 1, 16, 4 * KIB, GLEX_ALGO_MULTICAST, false, 0 },
-    { 1, 4, 2 * KIB, GLEX_ALGO_MULTICAST, false, 0 },
-    { 1, 2, 512, GLEX_ALGO_MULTICAST, false, 0 },
-    { 1, 1, ANY, GLEX_ALGO_AUTO, false, 0 },
+    { 1, 256, 32 * KIB, GLEX_ALGO_MULTICAST, 0 },
+    { 1, 64, 8 * KIB, GLEX_ALGO_MULTICAST, 0 },
+    { 1, 16, 4 * KIB, GLEX_ALGO_MULTICAST, 0 },
+    { 1, 4, 2 * KIB, GLEX_ALGO_MULTICAST, 0 },
+    { 1, 2, 512, GLEX_ALGO_MULTICAST, 0 },
+    { 1, 1, ANY, GLEX_ALGO_AUTO, 0 },
 };
 
-/* flat in one step: an inline packet a member, or (unless the row says
- * inline only) a bcast's one message per receiver, or the n-1 messages a
+/* flat in one step: an inline packet a member, a bcast's one message per
+ * receiver, an allreduce by reads (above GLEX_FLAT_MAX), or the n-1 messages a
  * member receives fitting in half its unit's eager pages (64 KiB,
  * doc/nic-model.md) at once - beyond, senders wait for credit (a 16 KiB
  * allreduce at 8 ranks: 1 ms) */
@@ -239,16 +238,14 @@ static const sel_row_t bcast_vtime_rows[] = {
 /* a reduce's root alone receives: nearly all its eager pages (a message
  * takes whole pages) */
 #define FLAT_REDUCE_BUDGET (56u * 1024u)
-static bool flat_one_step(const glex_group_t *g, const glex_coll_args_t *a, const sel_row_t *row,
-                          uint64_t bytes)
+static bool flat_one_step(const glex_group_t *g, const glex_coll_args_t *a, uint64_t bytes)
 {
     if (bytes <= glex_fabric_params(g->f)->inline_max)
         return true;
     if (a->kind == GLEX_COLL_ALLREDUCE && glex_flat_allreduce_reads(g, a->count, bytes))
-        return !row->inline_only; /* two steps of reads, no credit awaited */
+        return true; /* two steps of reads, no credit awaited */
     uint64_t budget = a->kind == GLEX_COLL_REDUCE ? FLAT_REDUCE_BUDGET : FLAT_EAGER_BUDGET;
-    return !row->inline_only &&
-           (a->kind == GLEX_COLL_BCAST || (uint64_t)(g->size - 1) * bytes <= budget);
+    return a->kind == GLEX_COLL_BCAST || (uint64_t)(g->size - 1) * bytes <= budget;
 }
 
 /* A bcast of a few ranks on one host from this size is read by every
@@ -308,7 +305,7 @@ static glex_algo_t lookup(const glex_group_t *g, const glex_coll_args_t *a, cons
         if (ppc >= rows[i].min_ppc && n >= rows[i].min_n && bytes < rows[i].below &&
             bytes >= rows[i].from &&
             (rows[i].algo == GLEX_ALGO_AUTO || glex_algo_fits(g, a, rows[i].algo)) &&
-            (rows[i].algo != GLEX_ALGO_FLAT || flat_one_step(g, a, &rows[i], bytes)))
+            (rows[i].algo != GLEX_ALGO_FLAT || flat_one_step(g, a, bytes)))
             return rows[i].algo;
     return GLEX_ALGO_BINOMIAL;
 }

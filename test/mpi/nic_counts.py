@@ -60,9 +60,8 @@ def children(v, n):
     return kids, v != 0
 
 
-# from this many ranks flat allreduce and barrier go through rank 0
+# from this many ranks a flat barrier goes through rank 0
 # (src/offload/glex_coll_flat.c)
-FLAT_VIA_ROOT_MIN = 18
 FLAT_BARRIER_VIA_ROOT_MIN = 4
 
 
@@ -75,8 +74,7 @@ def expected(kind, algo, v, n):
             return (1, n - 1, 0, 0) if v == 0 else (1, 0, 1, 0)
         if kind == "MPI_Reduce":
             return (1, 0, n - 1, n - 1) if v == 0 else (1, 1, 0, 0)
-        via_root = FLAT_BARRIER_VIA_ROOT_MIN if kind == "MPI_Barrier" else FLAT_VIA_ROOT_MIN
-        if n >= via_root and v > 0:
+        if kind == "MPI_Barrier" and n >= FLAT_BARRIER_VIA_ROOT_MIN and v > 0:
             return (2, 1, 1, 0)
         if kind == "MPI_Barrier":
             return (2, n - 1, n - 1, 0)
