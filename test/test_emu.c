@@ -591,6 +591,42 @@ static void test_jobs(void)
     glex_fabric_close(f);
 }
 
+/* A unit's eager pages with small messages' pages held back by their owner
+ * (each read, not yet given back): two messages of 30 pages still fit in the
+ * 64, the second taking the held pages back, however the held ones lie. */
+static void test_eager_held(void)
+{
+    glex_fabric_t *f;
+    if (glex_fabric_open("eagerheld", 1, 0, NULL, &f)) {
+        tap_ok(0, "eager held: open");
+        return;
+    }
+    const uint32_t small = 200, big = 30000;
+    int64_t at[7], b0, b1;
+    int got = 1;
+    for (int i = 0; i < 7; i++) /* each read and held back before the next */
+        if ((at[i] = glex_eager_acquire(f, 0, 0, small)) < 0)
+            got = 0;
+        else
+            glex_eager_release(f, 0, 0, (uint32_t)at[i], small);
+    glex_unit_shm_t *u = glex_unit_shm(f, 0, 0);
+    int held = __builtin_popcountll(atomic_load(&u->eager_held));
+    b0 = glex_eager_acquire(f, 0, 0, big);
+    b1 = glex_eager_acquire(f, 0, 0, big);
+    tap_ok(got && held == 7 && b0 >= 0 && b1 >= 0 && atomic_load(&u->eager_asked) == 0,
+           "eager pages: 7 small messages' pages held back (%d), then two of %u bytes both fit "
+           "(offsets %lld, %lld; %llu asked)",
+           held, big, (long long)b0, (long long)b1, (unsigned long long)atomic_load(&u->eager_asked));
+    if (b0 >= 0)
+        glex_eager_release(f, 0, 0, (uint32_t)b0, big);
+    if (b1 >= 0)
+        glex_eager_release(f, 0, 0, (uint32_t)b1, big);
+    glex_eager_give_back(f);
+    tap_ok(atomic_load(&u->eager_bits) == 0 && atomic_load(&u->eager_held) == 0,
+           "eager pages: all free once released and given back");
+    glex_fabric_close(f);
+}
+
 /* ------------------------------------------------------------ two ranks */
 
 /* rank 0's RDMA with rank 1 (a put, or a get: get=1) of len bytes, posted
@@ -1581,6 +1617,7 @@ int main(void)
     test_hash_table();
     test_hash_run_ahead();
     test_jobs();
+    test_eager_held();
     glex_run_group(2, NULL, rank_mp_rdma, NULL, 60, "emu mp/rdma");
     glex_params_t q;
     glex_params_default(&q);

@@ -741,18 +741,23 @@ static inline uint64_t glex_page_mask(uint32_t n, uint32_t at)
 {
     return (n >= 64 ? ~0ull : (1ull << n) - 1) << at;
 }
-/* claim the first run of n free pages among the first `pages` bits of a
- * page bitmap, by CAS (no lock): its first page, or -1 when none is free */
-static inline int64_t glex_pages_claim(_Atomic uint64_t *bitmap, uint32_t n, uint32_t pages)
+/* claim a run of n free pages among the first `pages` bits of a page
+ * bitmap, by CAS (no lock): the lowest free run, or with from_top the
+ * highest; its first page, or -1 when none is free */
+static inline int64_t glex_pages_claim(_Atomic uint64_t *bitmap, uint32_t n, uint32_t pages,
+                                       int from_top)
 {
     uint64_t bits = atomic_load_explicit(bitmap, memory_order_relaxed);
+    if (!n || n > pages)
+        return -1;
     for (;;) {
-        uint32_t at = 0;
-        while (at + n <= pages && (bits & glex_page_mask(n, at)))
-            at++;
-        if (at + n > pages)
+        int64_t at = from_top ? (int64_t)(pages - n) : 0, step = from_top ? -1 : 1;
+        while (at >= 0 && at + n <= pages && (bits & glex_page_mask(n, (uint32_t)at)))
+            at += step;
+        if (at < 0 || at + n > pages)
             return -1;
-        if (atomic_compare_exchange_weak_explicit(bitmap, &bits, bits | glex_page_mask(n, at),
+        if (atomic_compare_exchange_weak_explicit(bitmap, &bits,
+                                                  bits | glex_page_mask(n, (uint32_t)at),
                                                   memory_order_acquire, memory_order_relaxed))
             return at;
     }

@@ -515,6 +515,11 @@ static void note_eager(glex_unit_shm_t *u, uint64_t bits)
 
 static int give_back(glex_unit_shm_t *u);
 
+/* pages held back at most (of GLEX_EAGER_PAGES), and a message's at most
+ * that may be held */
+#define EAGER_HELD 8u
+#define EAGER_HELD_MSG 2u
+
 int64_t glex_eager_acquire(glex_fabric_t *f, uint32_t node, uint32_t unit, uint32_t bytes)
 {
     const glex_shm_header_t *h = f->hdr;
@@ -522,9 +527,15 @@ int64_t glex_eager_acquire(glex_fabric_t *f, uint32_t node, uint32_t unit, uint3
     if (!pages || !n || n > pages)
         return -1;
     glex_unit_shm_t *u = glex_unit_shm(f, node, unit);
-    int64_t at = glex_pages_claim(&u->eager_bits, n, pages);
+    /* Small messages (whose pages the owner may hold back) from the bottom,
+     * bigger ones from the top: held-back pages among them would cut the
+     * free pages into runs too short for a big message even once given
+     * back (7 held small pages, then two of 30 pages in 64: the second
+     * asked for credit) */
+    int top = n > EAGER_HELD_MSG;
+    int64_t at = glex_pages_claim(&u->eager_bits, n, pages, top);
     if (at < 0 && give_back(u)) /* the owner's held-back pages first */
-        at = glex_pages_claim(&u->eager_bits, n, pages);
+        at = glex_pages_claim(&u->eager_bits, n, pages, top);
     if (at < 0) {
         atomic_fetch_add_explicit(&u->eager_asked, 1, memory_order_relaxed);
         return -1;
@@ -542,11 +553,6 @@ void glex_eager_landed(glex_fabric_t *f, uint32_t unit, uint32_t bytes)
                               memory_order_relaxed);
     note_eager(u, atomic_load_explicit(&u->eager_bits, memory_order_relaxed));
 }
-
-/* pages held back at most (of GLEX_EAGER_PAGES), and a message's at most
- * that may be held */
-#define EAGER_HELD 8u
-#define EAGER_HELD_MSG 2u
 
 void glex_eager_release(glex_fabric_t *f, uint32_t node, uint32_t unit, uint32_t ram_off,
                         uint32_t bytes)

@@ -178,7 +178,7 @@ int glex_wire_eager(glex_fabric_t *f, uint32_t node, uint32_t unit, glex_key_t k
     if (!n || n > part)
         return GLEX_ENOSPC;
     _Atomic uint64_t *taken = &w->eg_taken[(size_t)node * f->p.units + unit];
-    int64_t claimed = glex_pages_claim(taken, n, part);
+    int64_t claimed = glex_pages_claim(taken, n, part, 0);
     if (claimed < 0)
         return GLEX_ENOSPC;
     uint32_t at = (uint32_t)claimed;
