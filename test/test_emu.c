@@ -477,6 +477,43 @@ static void test_mp_long(void)
     tap_ok(a == 1 && b == 1 && c == 0 && pending == 2 && took,
            "a long MP without room for its slots is not sent (%d %d %d, %u pending), then the "
            "queue takes more", a, b, c, pending);
+    /* seen in place: a long one as pieces of its slots (round the queue),
+     * nothing taken past it until done, a short one copied as before */
+    uint32_t vbad = 0;
+    static uint8_t out[GLEX_MP_LONG_CAP];
+    for (uint32_t m = 0; m < 24; m++) {
+        uint32_t len = lens[m % 6];
+        for (uint32_t j = 0; j < len; j++)
+            buf[j] = long_byte(m + 100, j);
+        glex_piece_t p1 = { buf, len };
+        glex_rq_view_t v;
+        glex_rqe_long_t r2;
+        int sent = glex_vp_try_mp_long(tx, 0, 1, &p1, 1, 0) == 1 &&
+                   glex_vp_try_mp_long(tx, 0, 1, &one, 1, 0) == 1;
+        int got = glex_vp_poll_rq_view(rx, &r, &v);
+        uint32_t off = len / 5, n = len - off;
+        if (got == 2) {
+            int blocked = glex_vp_poll_rq_long(rx, &r2) == 0 && glex_vp_poll_rq_view(rx, &r2, &v) == 0;
+            uint32_t sum = 0;
+            for (uint32_t k = 0; k < v.pieces; k++)
+                sum += v.piece_len[k];
+            memset(out, 0, sizeof out);
+            glex_rq_view_copy(&v, off, out, n);
+            for (uint32_t j = 0; j < n; j++)
+                vbad += out[j] != long_byte(m + 100, off + j);
+            vbad += !blocked || sum != len || v.e->len != len || v.pieces != glex_mp_slots(len);
+            glex_vp_rq_done(rx, &v);
+        } else {
+            const uint8_t *d = glex_rqe_long_data(&r);
+            for (uint32_t j = 0; got == 1 && j < len; j++)
+                vbad += d[j] != long_byte(m + 100, j);
+        }
+        int after = glex_vp_poll_rq_view(rx, &r2, &v);
+        vbad += !sent || got != (len > GLEX_MP_CAP ? 2 : 1) || after != 1 || r2.e.len != 8 ||
+                glex_vp_rq_pending(rx) != 0;
+    }
+    tap_ok(!vbad, "long MPs seen in place: their slots as pieces, any part copied out, nothing "
+                  "taken past one until it is done; short ones copied (%u wrong)", vbad);
     glex_piece_t over = { buf, GLEX_MP_LONG_CAP + 1 };
     int rc = glex_vp_try_mp_long(tx, 0, 1, &over, 1, 0);
     char want[32];

@@ -465,6 +465,27 @@ static inline uint8_t *glex_rqe_long_data(glex_rqe_long_t *r)
 }
 /* glex_vp_poll_rq into a long entry: takes MPs of any length */
 int glex_vp_poll_rq_long(glex_vp_t *vp, glex_rqe_long_t *r);
+/* A long MP read where it arrived, in the receive queue's slots, as a host
+ * reads its NIC's ring: the entry's header (in place) and its payload as
+ * up to GLEX_MP_LONG_SLOTS pieces, valid until glex_vp_rq_done, which
+ * hands the slots back.  Nothing of the queue is taken past it meanwhile
+ * (glex_vp_poll_rq* answer 0): give it back before waiting on anything
+ * that needs this queue to move. */
+typedef struct glex_rq_view {
+    const glex_rqe_t *e;     /* src_id, src_vp, len; e->data: piece 0 */
+    const uint8_t *piece[GLEX_MP_LONG_SLOTS];
+    uint32_t piece_len[GLEX_MP_LONG_SLOTS];
+    uint32_t pieces;
+    uint32_t head, slots;    /* the queue's (glex_vp_rq_done) */
+} glex_rq_view_t;
+/* glex_vp_poll_rq_long, but a long MP is seen in place: 1 when an entry of
+ * one slot was copied into *r, 2 when a long one is in *v (give it back
+ * with glex_vp_rq_done), 0 when none */
+int glex_vp_poll_rq_view(glex_vp_t *vp, glex_rqe_long_t *r, glex_rq_view_t *v);
+/* len payload bytes of a viewed entry from byte off on, copied to to */
+void glex_rq_view_copy(const glex_rq_view_t *v, uint32_t off, void *to, uint32_t len);
+/* the viewed entry's slots handed back to the NIC */
+void glex_vp_rq_done(glex_vp_t *vp, const glex_rq_view_t *v);
 /* receive entries ready to be taken: written, in order from the head (an
  * entry whose sender has claimed its slot but not yet written it is not) */
 uint32_t glex_vp_rq_pending(const glex_vp_t *vp);

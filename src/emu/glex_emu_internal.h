@@ -437,6 +437,7 @@ struct glex_vp {
     glex_rq_slot_t *rq;
     uint64_t *dq_vt; /* GLEX_VTIME: per DQ entry, the host's virtual time at its post */
     char fail_text[320]; /* why the last failed task failed (written before its CQE) */
+    int rq_viewed; /* a long MP seen in place (glex_vp_poll_rq_view) not yet done */
 };
 
 struct glex_fabric {

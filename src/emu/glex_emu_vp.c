@@ -406,24 +406,54 @@ static uint32_t rq_written(const glex_vp_t *vp, uint32_t pos, uint32_t max, uint
     return n;
 }
 
+/* the entry at the head of vp's receive queue, ready to be taken (its
+ * position in *head); NULL when none (or one seen in place is not done) */
+static glex_rq_slot_t *rq_ready(glex_vp_t *vp, uint32_t *head)
+{
+    glex_vp_shm_t *s = vp->shm;
+    uint32_t h = atomic_load_explicit(&s->rq_head, memory_order_relaxed);
+    uint32_t depth = vp->f->p.cq_depth;
+    glex_rq_slot_t *slot = &vp->rq[h % depth];
+    if (atomic_load_explicit(&slot->seq, memory_order_acquire) != h + 1 || vp->rq_viewed)
+        return NULL;
+    if (vp->f->p.vtime) { /* the one that arrived first in virtual time (no long MPs) */
+        uint32_t end = h + 1 + rq_written(vp, h + 1, depth - 1, NULL);
+        earliest_first(vp->rq, sizeof *vp->rq, offsetof(glex_rq_slot_t, e), sizeof(glex_rqe_t),
+                       h, end, depth, offsetof(glex_rqe_t, vt));
+        if (!glex_vt_host_may_take(vp->f, slot->e.vt))
+            return NULL; /* after the host's collective, maybe (glex_vtime_hold_later) */
+    }
+    *head = h;
+    return slot;
+}
+
+/* the entry at head (slots slots, len payload bytes, arrived at virtual
+ * time vt) taken: its slots handed back */
+static void rq_free(glex_vp_t *vp, uint32_t head, uint32_t slots, uint32_t len, uint64_t vt)
+{
+    glex_vp_shm_t *s = vp->shm;
+    /* free: the slots' lines stay as the sender wrote them (its next write
+     * takes them back without fetching a line this host dirtied) */
+    atomic_store_explicit(&s->rq_head, head + slots, memory_order_release);
+    /* the receiver's own line: the delivering engine writes none of it */
+    glex_counter_add(&s->packets_received, slots);
+    atomic_store_explicit(&vp->f->rq_took,
+                          atomic_load_explicit(&vp->f->rq_took, memory_order_relaxed) + 1,
+                          memory_order_relaxed); /* a heuristic's: a lost count is harmless */
+    glex_counter_add(&s->bytes_received, len);
+    if (vp->f->p.vtime)
+        glex_vt_host_took(vp->f, vt);
+}
+
 /* Take the entry at the head into *e, its payload (len bytes, of at most
  * cap) from e->data on (a glex_rqe_long_t's bytes when cap is above
  * GLEX_MP_CAP); 1, 0 when none, GLEX_EINVAL when it is longer than cap. */
 static int rq_take(glex_vp_t *vp, glex_rqe_t *e, uint8_t *to, uint32_t cap)
 {
-    glex_vp_shm_t *s = vp->shm;
-    uint32_t head = atomic_load_explicit(&s->rq_head, memory_order_relaxed);
-    uint32_t depth = vp->f->p.cq_depth;
-    glex_rq_slot_t *slot = &vp->rq[head % depth];
-    if (atomic_load_explicit(&slot->seq, memory_order_acquire) != head + 1)
+    uint32_t head, depth = vp->f->p.cq_depth;
+    glex_rq_slot_t *slot = rq_ready(vp, &head);
+    if (!slot)
         return 0;
-    if (vp->f->p.vtime) { /* the one that arrived first in virtual time (no long MPs) */
-        uint32_t end = head + 1 + rq_written(vp, head + 1, depth - 1, NULL);
-        earliest_first(vp->rq, sizeof *vp->rq, offsetof(glex_rq_slot_t, e), sizeof(glex_rqe_t),
-                       head, end, depth, offsetof(glex_rqe_t, vt));
-        if (!glex_vt_host_may_take(vp->f, slot->e.vt))
-            return 0; /* after the host's collective, maybe (glex_vtime_hold_later) */
-    }
     uint32_t len = slot->e.len;
     if (len > cap)
         return glex_error(GLEX_EINVAL,
@@ -435,18 +465,54 @@ static int rq_take(glex_vp_t *vp, glex_rqe_t *e, uint8_t *to, uint32_t cap)
     uint8_t *data = to + offsetof(glex_rqe_t, data) + GLEX_MP_CAP;
     for (uint32_t k = 1; k < slots; data += GLEX_MP_SLOT_MORE, k++)
         memcpy(data, glex_rq_slot_more(&vp->rq[(head + k) % depth]), glex_mp_slot_bytes(len, k));
-    /* free: the slots' lines stay as the sender wrote them (its next write
-     * takes them back without fetching a line this host dirtied) */
-    atomic_store_explicit(&s->rq_head, head + slots, memory_order_release);
-    /* the receiver's own line: the delivering engine writes none of it */
-    glex_counter_add(&s->packets_received, slots);
-    atomic_store_explicit(&vp->f->rq_took,
-                          atomic_load_explicit(&vp->f->rq_took, memory_order_relaxed) + 1,
-                          memory_order_relaxed); /* a heuristic's: a lost count is harmless */
-    glex_counter_add(&s->bytes_received, len);
-    if (vp->f->p.vtime)
-        glex_vt_host_took(vp->f, e->vt);
+    rq_free(vp, head, slots, len, e->vt);
     return 1;
+}
+
+int glex_vp_poll_rq_view(glex_vp_t *vp, glex_rqe_long_t *r, glex_rq_view_t *v)
+{
+    uint32_t head, depth = vp->f->p.cq_depth;
+    glex_rq_slot_t *slot = rq_ready(vp, &head);
+    if (!slot)
+        return 0;
+    uint32_t len = slot->e.len, slots = glex_mp_slots(len);
+    if (slots == 1)
+        return rq_take(vp, &r->e, r->bytes, GLEX_MP_LONG_CAP);
+    /* A long MP: the host reads its payload where the NIC wrote it (2
+     * ranks, osu_latency 2 KiB: one copy of it fewer) */
+    v->e = &slot->e;
+    v->head = head;
+    v->slots = v->pieces = slots;
+    v->piece[0] = slot->e.data;
+    v->piece_len[0] = GLEX_MP_CAP;
+    for (uint32_t k = 1; k < slots; k++) {
+        v->piece[k] = glex_rq_slot_more(&vp->rq[(head + k) % depth]);
+        v->piece_len[k] = glex_mp_slot_bytes(len, k);
+    }
+    vp->rq_viewed = 1;
+    return 2;
+}
+
+void glex_rq_view_copy(const glex_rq_view_t *v, uint32_t off, void *to, uint32_t len)
+{
+    uint8_t *d = to;
+    for (uint32_t k = 0; k < v->pieces && len; k++) {
+        if (off >= v->piece_len[k]) {
+            off -= v->piece_len[k];
+            continue;
+        }
+        uint32_t n = v->piece_len[k] - off < len ? v->piece_len[k] - off : len;
+        glex_copy(d, v->piece[k] + off, n);
+        d += n;
+        len -= n;
+        off = 0;
+    }
+}
+
+void glex_vp_rq_done(glex_vp_t *vp, const glex_rq_view_t *v)
+{
+    vp->rq_viewed = 0;
+    rq_free(vp, v->head, v->slots, v->e->len, v->e->vt);
 }
 
 int glex_vp_poll_rq(glex_vp_t *vp, glex_rqe_t *e)

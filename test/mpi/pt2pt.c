@@ -1,6 +1,7 @@
 /* pt2pt.c - point-to-point through the netmod's active messages: ping-pong
  * from 0 bytes to 4 MiB (inline, the RDMA-eager ring or with
- * GLEX_RDMA_EAGER=0 fragments, rendezvous by RDMA read), a non-contiguous
+ * GLEX_RDMA_EAGER=0 fragments, rendezvous by RDMA read), long MPs read in
+ * place (posted, strided, truncated, unexpected, synchronous), a non-contiguous
  * large message, rendezvous between strided layouts (in place, unexpected,
  * truncated), a stream through the RDMA-eager rings (wrapping, full,
  * credited), MPI_ANY_SOURCE and probe, synchronous send, the netmod's
@@ -107,6 +108,79 @@ static void pingpong(void)
         }
         free(buf);
     }
+}
+
+/* Messages of 297-2432 bytes, each one long MP (up to eight slots of the
+ * receive queue) whose data the receiver copies straight from the slots:
+ * into a posted receive, contiguous or strided (a vector of 3 of every 4
+ * bytes), into one posted too small (truncated: the part that fits, nothing
+ * past it), unexpected (copied aside, then taken), and synchronous (its ACK
+ * once the data is out of the slots). */
+static void long_mp(void)
+{
+    if (size < 2)
+        return;
+    enum { CAP = 2432, KINDS = 5 };
+    const long lens[] = { 297, 600, 1000, 1500, 2047, 2432 };
+    int last = size - 1;
+    MPI_Comm c;
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+    MPI_Datatype vec;   /* 3 of every 4 bytes: CAP bytes in 4/3 CAP */
+    MPI_Type_vector(CAP / 3 + 1, 3, 4, MPI_BYTE, &vec);
+    MPI_Type_commit(&vec);
+    unsigned char *b = malloc(2 * CAP + 64);
+    for (size_t l = 0; l < sizeof lens / sizeof lens[0]; l++)
+        for (int kind = 0; kind < KINDS; kind++) {     /* posted, strided, small, unexpected, sync */
+            long n = lens[l];
+            int tag = 200 + (int) l * KINDS + kind, salt = tag;
+            MPI_Request rq = MPI_REQUEST_NULL;
+            if (rank == last) {
+                memset(b, 0xee, 2 * CAP + 64);
+                if (kind == 0 || kind == 4)
+                    MT_MPI(MPI_Irecv(b, CAP, MPI_BYTE, 0, tag, c, &rq));
+                else if (kind == 1)
+                    MT_MPI(MPI_Irecv(b, 1, vec, 0, tag, c, &rq));
+                else if (kind == 2)
+                    MT_MPI(MPI_Irecv(b, (int) (n / 2), MPI_BYTE, 0, tag, c, &rq));
+            }
+            MPI_Barrier(c);    /* posted (or not) before the send */
+            if (rank == 0) {
+                fill_pattern(b, n, salt);
+                if (kind == 4)
+                    MT_MPI(MPI_Ssend(b, (int) n, MPI_BYTE, last, tag, c));
+                else
+                    MT_MPI(MPI_Send(b, (int) n, MPI_BYTE, last, tag, c));
+            } else if (rank == last) {
+                MPI_Status st;
+                int rc;
+                if (kind == 3) {
+                    MPI_Status ps;
+                    MT_MPI(MPI_Probe(0, tag, c, &ps));     /* arrived, unexpected */
+                    rc = MPI_Recv(b, CAP, MPI_BYTE, 0, tag, c, &st);
+                } else {
+                    rc = MPI_Wait(&rq, &st);
+                }
+                int cls = MPI_SUCCESS, cnt = -1;
+                MPI_Error_class(rc, &cls);
+                MPI_Get_count(&st, MPI_BYTE, &cnt);
+                long want = kind == 2 ? n / 2 : n;
+                MT_CHECK(cls == (kind == 2 ? MPI_ERR_TRUNCATE : MPI_SUCCESS) && cnt == want,
+                         "long MP of %ld bytes, kind %d: error class %d, count %d (expected %ld)",
+                         n, kind, cls, cnt, want);
+                long bad = -1; /* every byte: the message's where it lands, else untouched */
+                for (long at = 0; at < 2 * CAP + 64 && bad < 0; at++) {
+                    long i = kind == 1 ? (at % 4 == 3 ? -1 : at / 4 * 3 + at % 4) : at;
+                    unsigned char expect = i >= 0 && i < want ? pattern(i, salt) : 0xee;
+                    if (b[at] != expect)
+                        bad = at;
+                }
+                MT_CHECK(bad < 0, "long MP of %ld bytes, kind %d: byte %ld wrong", n, kind, bad);
+            }
+        }
+    free(b);
+    MPI_Type_free(&vec);
+    MPI_Comm_free(&c);
 }
 
 /* Rendezvous between strided layouts: 160 blocks of 16 KiB (the sender's
@@ -909,6 +983,7 @@ int main(int argc, char **argv)
         return rc;
     }
     pingpong();
+    long_mp();
     noncontig();
     strided_layouts();
     ring_stream();

@@ -1326,6 +1326,27 @@ static int handle(glex_rqe_long_t * r)
     goto fn_exit;
 }
 
+/* A long MP seen in place (glex_vp_poll_rq_view): a point-to-point EAGER
+ * message's data goes from the queue's slots straight into its receive (or
+ * its unexpected copy); anything else is copied out as it would have been
+ * taken, given back, and handled so. */
+static int handle_view(const glex_rq_view_t * v, glex_rqe_long_t * r)
+{
+    const uint8_t *data = v->e->data;
+    wire_t w;
+    memcpy(&w, data, EAGER_SZ);
+    if (w.kind == WIRE_EAGER && w.handler_id == MPIDI_GLEX_P2P_HANDLER &&
+        v->e->len >= EAGER_SZ + (MPI_Aint) w.am_hdr_sz) {
+        uint32_t off = (uint32_t) (EAGER_SZ + w.am_hdr_sz);
+        return MPIDI_GLEX_global.p2p_arrived_view(v->e->src_id, data + EAGER_SZ, w.am_hdr_sz, v,
+                                                  off, v->e->len - off);
+    }
+    memcpy(&r->e, v->e, offsetof(glex_rqe_t, data));
+    glex_rq_view_copy(v, 0, glex_rqe_long_data(r), v->e->len);
+    glex_vp_rq_done(MPIDI_GLEX_global.am_vp, v);
+    return handle(r);
+}
+
 /* Handle what arrived on the AM VP (up to RQ_BATCH messages); *work = 1
  * when anything was done. */
 int MPIDI_GLEX_am_poll(int *work)
@@ -1349,14 +1370,15 @@ int MPIDI_GLEX_am_poll(int *work)
             MPL_free(h);
         } else {
             glex_rqe_long_t r;
-            int got = glex_vp_poll_rq_long(vp, &r);
+            glex_rq_view_t v;
+            int got = glex_vp_poll_rq_view(vp, &r, &v);
             if (got < 0) {
                 mpi_errno = post_error(got);
                 break;
             }
             if (!got)
                 break;
-            mpi_errno = handle(&r);
+            mpi_errno = got == 2 ? handle_view(&v, &r) : handle(&r);
         }
         *work = 1;
         if (mpi_errno)

@@ -54,6 +54,8 @@ typedef struct {
      * the transport, glex_am.c, calls them as MPIDIG's) */
     int (*p2p_arrived) (uint32_t node, const void *hdr, uint32_t hdr_sz, const void *data,
                         uint64_t data_sz, uint64_t addr, uint64_t cookie);
+    int (*p2p_arrived_view) (uint32_t node, const void *hdr, uint32_t hdr_sz,
+                             const glex_rq_view_t * v, uint32_t off, uint64_t data_sz);
     void (*p2p_send_done) (MPIR_Request * sreq);
     uint64_t p2p_received;              /* point-to-point messages received (glex_p2p.c) */
     uint64_t p2p_unexpected;           /* ... of them, before their receive */
@@ -201,6 +203,11 @@ void MPIDI_GLEX_p2p_init(void);
  * or (data NULL) a rendezvous to read from addr, acknowledged to cookie */
 int MPIDI_GLEX_p2p_arrived(uint32_t node, const void *hdr, uint32_t hdr_sz, const void *data,
                            uint64_t data_sz, uint64_t addr, uint64_t cookie);
+/* the same for a long MP seen in place on the AM VP (glex_vp_poll_rq_view):
+ * its data_sz data bytes from byte off of v's payload; v is given back
+ * (glex_vp_rq_done) once they are copied out, before anything is posted */
+int MPIDI_GLEX_p2p_arrived_view(uint32_t node, const void *hdr, uint32_t hdr_sz,
+                                const glex_rq_view_t * v, uint32_t off, uint64_t data_sz);
 /* a send's message is out (or its synchronous receive matched) */
 void MPIDI_GLEX_p2p_send_done(MPIR_Request * sreq);
 int MPIDI_GLEX_mpi_isend(const void *buf, MPI_Aint count, MPI_Datatype datatype, int rank,

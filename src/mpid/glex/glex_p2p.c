@@ -160,6 +160,7 @@ void MPIDI_GLEX_p2p_send_done(MPIR_Request * sreq)
 void MPIDI_GLEX_p2p_init(void)
 {
     MPIDI_GLEX_global.p2p_arrived = MPIDI_GLEX_p2p_arrived;
+    MPIDI_GLEX_global.p2p_arrived_view = MPIDI_GLEX_p2p_arrived_view;
     MPIDI_GLEX_global.p2p_send_done = MPIDI_GLEX_p2p_send_done;
 }
 
@@ -232,14 +233,63 @@ static int unpack_piece(void *ctx, const void *piece, MPI_Aint len)
     return mpi_errno;
 }
 
+/* Where a message's data arrived: at base, or in a long MP's slots seen in
+ * place (view, from byte off of its payload), given back by src_done once
+ * copied out; neither: a rendezvous. */
+typedef struct {
+    const void *base;
+    const glex_rq_view_t *view;
+    uint32_t off;
+} src_t;
+
+static void src_done(src_t * s)
+{
+    if (s->view)
+        glex_vp_rq_done(MPIDI_GLEX_global.am_vp, s->view);
+    s->view = NULL;
+}
+
+/* n bytes of the data into a contiguous buffer */
+static void src_copy(const src_t * s, void *to, MPI_Aint n)
+{
+    if (s->view)
+        glex_rq_view_copy(s->view, s->off, to, (uint32_t) n);
+    else
+        glex_copy(to, s->base, (size_t) n);     /* out of the ring: lines the sender wrote */
+}
+
+/* n bytes of the data unpacked into (buf, count, datatype) */
+static int src_unpack(const src_t * s, MPI_Aint n, void *buf, MPI_Aint count,
+                      MPI_Datatype datatype)
+{
+    MPI_Aint unpacked = 0;
+    if (!s->view)
+        return MPIR_Typerep_unpack(s->base, n, buf, count, datatype, 0, &unpacked);
+    unpack_t u = {.buf = buf,.count = count,.datatype = datatype };
+    uint32_t off = s->off;
+    for (uint32_t k = 0; k < s->view->pieces && u.off < n; k++) {
+        if (off >= s->view->piece_len[k]) {
+            off -= s->view->piece_len[k];
+            continue;
+        }
+        MPI_Aint len = MPL_MIN((MPI_Aint) (s->view->piece_len[k] - off), n - u.off);
+        int mpi_errno = unpack_piece(&u, s->view->piece[k] + off, len);
+        if (mpi_errno)
+            return mpi_errno;
+        off = 0;
+    }
+    return MPI_SUCCESS;
+}
+
 /* Data of a message into a matched receive (buf, count, datatype): from
- * data, or (data NULL) a rendezvous read from node's addr and acknowledged;
- * then the ACK of a synchronous send; the receive completes.  Both ACKs go
- * to sender_req, the sender's request. */
+ * src, given back then, or (a rendezvous) read from node's addr and
+ * acknowledged; then the ACK of a synchronous send; the receive completes.
+ * Both ACKs go to sender_req, the sender's request. */
 static int fill(MPIR_Request * rreq, void *buf, MPI_Aint count, MPI_Datatype datatype,
-                uint32_t node, const void *data, uint64_t data_sz, uint64_t addr,
+                uint32_t node, src_t * src, uint64_t data_sz, uint64_t addr,
                 uint64_t sender_req, int flags, int error_bits)
 {
+    const int data = src->base || src->view;
     int mpi_errno = MPI_SUCCESS;
     int contig;
     MPI_Aint room, true_lb, n;
@@ -263,14 +313,13 @@ static int fill(MPIR_Request * rreq, void *buf, MPI_Aint count, MPI_Datatype dat
         MPIR_ERR_CHECK(mpi_errno);
     }
     if (data && n) {
-        if (contig) {
-            glex_copy(dst, data, (size_t) n);   /* out of the ring: lines the sender wrote */
-        } else {
-            MPI_Aint unpacked = 0;
-            mpi_errno = MPIR_Typerep_unpack(data, n, buf, count, datatype, 0, &unpacked);
-            MPIR_ERR_CHECK(mpi_errno);
-        }
+        if (contig)
+            src_copy(src, dst, n);
+        else
+            mpi_errno = src_unpack(src, n, buf, count, datatype);
     }
+    src_done(src);
+    MPIR_ERR_CHECK(mpi_errno);
     if (flags & MPIDI_GLEX_P2P_SYNC) {
         mpi_errno = MPIDI_GLEX_send_sync_ack(node, sender_req);
         MPIR_ERR_CHECK(mpi_errno);
@@ -283,10 +332,11 @@ static int fill(MPIR_Request * rreq, void *buf, MPI_Aint count, MPI_Datatype dat
     goto fn_exit;
 }
 
-int MPIDI_GLEX_p2p_arrived(uint32_t node, const void *hdr, uint32_t hdr_sz, const void *data,
-                           uint64_t data_sz, uint64_t addr, uint64_t cookie)
+static int arrived(uint32_t node, const void *hdr, uint32_t hdr_sz, src_t * src,
+                   uint64_t data_sz, uint64_t addr, uint64_t cookie)
 {
     int mpi_errno = MPI_SUCCESS;
+    const int data = src->base || src->view;
     MPIDI_GLEX_p2p_hdr_t h = { 0 };
     MPIR_ERR_CHKANDJUMP1(hdr_sz != sizeof h && hdr_sz != MPIDI_GLEX_P2P_HDR_SHORT, mpi_errno,
                          MPI_ERR_INTERN, "**fail", "**fail %s",
@@ -304,7 +354,7 @@ int MPIDI_GLEX_p2p_arrived(uint32_t node, const void *hdr, uint32_t hdr_sz, cons
         rreq->status.MPI_SOURCE = h.rank;
         rreq->status.MPI_TAG = h.tag;
         mpi_errno = fill(rreq, MPIDI_GLEX_REQ(rreq).buf, (MPI_Aint) MPIDI_GLEX_REQ(rreq).count,
-                         (MPI_Datatype) MPIDI_GLEX_REQ(rreq).datatype, node, data, data_sz, addr,
+                         (MPI_Datatype) MPIDI_GLEX_REQ(rreq).datatype, node, src, data_sz, addr,
                          sender_req, h.flags, h.error_bits);
         goto fn_exit;
     }
@@ -316,8 +366,9 @@ int MPIDI_GLEX_p2p_arrived(uint32_t node, const void *hdr, uint32_t hdr_sz, cons
         copy = MPL_malloc(data_sz, MPL_MEM_BUFFER);
         MPIR_ERR_CHKANDJUMP1(!copy, mpi_errno, MPI_ERR_OTHER, "**nomem", "**nomem %d",
                              (int) data_sz);
-        memcpy(copy, data, data_sz);
+        src_copy(src, copy, (MPI_Aint) data_sz);
     }
+    src_done(src);
     MPIR_Request *u;
     MPIDI_CH4_REQUEST_CREATE(u, MPIR_REQUEST_KIND__RECV, 0, 2);
     if (!u)
@@ -336,9 +387,24 @@ int MPIDI_GLEX_p2p_arrived(uint32_t node, const void *hdr, uint32_t hdr_sz, cons
     MPIR_STATUS_SET_COUNT(u->status, (MPI_Aint) data_sz);
     enqueue(&unexpected, u);
   fn_exit:
+    src_done(src);
     return mpi_errno;
   fn_fail:
     goto fn_exit;
+}
+
+int MPIDI_GLEX_p2p_arrived(uint32_t node, const void *hdr, uint32_t hdr_sz, const void *data,
+                           uint64_t data_sz, uint64_t addr, uint64_t cookie)
+{
+    src_t src = {.base = data };
+    return arrived(node, hdr, hdr_sz, &src, data_sz, addr, cookie);
+}
+
+int MPIDI_GLEX_p2p_arrived_view(uint32_t node, const void *hdr, uint32_t hdr_sz,
+                                const glex_rq_view_t * v, uint32_t off, uint64_t data_sz)
+{
+    src_t src = {.view = v,.off = off };
+    return arrived(node, hdr, hdr_sz, &src, data_sz, 0, 0);
 }
 
 /* an unexpected message u (taken off its queue) into the receive buffer;
@@ -348,10 +414,10 @@ static int take_unexpected(MPIR_Request * u, void *buf, MPI_Aint count, MPI_Data
     static const char none;     /* the data of an empty message */
     MPIDI_GLEX_request_t *g = &MPIDI_GLEX_REQ(u);
     void *copy = g->buf;
-    const void *data = (g->flags & RNDV) ? NULL : copy ? copy : &none;
+    src_t src = {.base = (g->flags & RNDV) ? NULL : copy ? copy : &none };
     uint64_t data_sz = (uint64_t) MPIR_STATUS_GET_COUNT(u->status);
     MPIR_Datatype_add_ref_if_not_builtin(datatype);     /* fill releases it */
-    int mpi_errno = fill(u, buf, count, datatype, g->node, data, data_sz, (uint64_t) g->count,
+    int mpi_errno = fill(u, buf, count, datatype, g->node, &src, data_sz, (uint64_t) g->count,
                          g->cookie, g->flags, u->status.MPI_ERROR);
     MPL_free(copy);
     return mpi_errno;
