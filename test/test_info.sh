@@ -48,6 +48,8 @@ echo "$out" | awk '/Unit counters/{f=1;next} f && $1 ~ /^[0-9]+$/ && $3 > 0 {c++
 ok $? "and unit counters with buffered packets"
 echo "$out" | grep -Eq "DMA read of another process's (64 KiB: [0-9]+\.[0-9][0-9]x the host's copy.*; read in place (from (8|16|32|64) KiB|never)|memory: refused)"
 ok $? "and this machine's DMA read against a copy, measured when the segment was created, with the size it pays from"
+echo "$out" | grep -Eq "copies (of 513-(1024|2048|4096) B by the model's own loop, larger by memcpy|by memcpy \(faster here)"
+ok $? "and which copies go by the model's own loop, as measured"
 wait $bp; ok $? "the benchmark run finished"
 rm -f /tmp/glex-info.$$
 echo "1..$n"

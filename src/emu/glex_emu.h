@@ -16,7 +16,7 @@
 extern "C" {
 #endif
 
-#define GLEX_ABI_VERSION 21u
+#define GLEX_ABI_VERSION 22u
 
 /* ---- error codes (all negative; 0 is success) ---- */
 enum {
@@ -797,6 +797,11 @@ uint32_t glex_dma_read_from_kb(const glex_fabric_t *f);
 #define GLEX_DMA_READ_CHEAP_X100 400u
 /* 1 when the read pays at 64 KiB (glex_dma_read_from_kb is not 0) */
 int glex_dma_read_cheap(const glex_fabric_t *f);
+/* the largest copy (bytes, 512 = none, up to 4096) glex_copy makes by its
+ * own loop of 16-byte loads and stores rather than memcpy from 513 B, as
+ * measured with the pair (copying out what another CPU just wrote); 4096
+ * when not measured */
+uint32_t glex_copy_loop_max(const glex_fabric_t *f);
 
 #ifdef __cplusplus
 }

@@ -17,6 +17,10 @@
  *   its 1 MiB bcast took 145 us in 64 KiB eager segments, 65 read in place
  *   (Open MPI 80; bench/results/2026-12-02/NOTES.md, third session).
  *
+ * - glex_copy's loop against memcpy at 1-4 KiB, copying out what the
+ *   other CPU just wrote (loop_choice): memcpy's vector loop was the slower
+ *   one on the Xeon VM, the faster one at 4 KiB on the AMD VM.
+ *
  * The pair needs a second CPU: a helper thread is placed on another online
  * CPU (and this thread on its own) for the measurement only, then this
  * thread's CPU set is restored.  Without one (a single CPU, placement
@@ -125,10 +129,42 @@ static int place_on(pthread_t th, int cpu)
     return pthread_setaffinity_np(th, sizeof s, &s);
 }
 
-/* the pair measurement; 0 with *from_kb (0: the read never pays up to 64
- * KiB) and *pair_x100 (the read against the pair at 64 KiB), -1 when it
- * could not be taken */
-static int pair_choice(uint32_t *from_kb, uint32_t *pair_x100)
+/* glex_copy's loop against memcpy, copying out lines the other CPU just
+ * wrote (a ring message, a packet's data), at 1, 2 and 4 KiB: the loop up
+ * to the largest size from 1 KiB on at which it is at least 3% faster
+ * than memcpy and at every smaller one (*loop_max 512: at none); nothing
+ * set when the helper does not answer in time */
+static void loop_choice(pair_t *p, uint8_t *dst, uint64_t deadline, uint32_t *loop_max)
+{
+    uint32_t max = 512;
+    for (uint32_t kb = 1; kb <= GLEX_COPY_LOOP_MAX >> 10; kb *= 2) {
+        p->n = (size_t)kb << 10;
+        uint64_t best[2] = { UINT64_MAX, UINT64_MAX }; /* memcpy, the loop */
+        for (int i = -2; i < 2 * PAIR_ROUNDS; i++)
+            for (int m = 0; m < 2; m++) {
+                if (pair_ask(p, 1, deadline))
+                    return;
+                uint64_t t0 = glex_now_ns();
+                if (m)
+                    glex_copy_loop(dst, p->src, p->n);
+                else
+                    memcpy(dst, p->src, p->n);
+                uint64_t t = glex_now_ns() - t0;
+                if (i >= 0 && t < best[m])
+                    best[m] = t;
+            }
+        if (best[1] * 100 > best[0] * 97)
+            break;
+        max = kb << 10;
+    }
+    *loop_max = max;
+}
+
+/* the pair measurement (with_read: of the DMA read too; else only the
+ * copy loop's, loop_choice); 0 with *from_kb (0: the read never pays up to
+ * 64 KiB) and *pair_x100 (the read against the pair at 64 KiB), -1 when
+ * the read's could not be taken */
+static int pair_choice(int with_read, uint32_t *from_kb, uint32_t *pair_x100, uint32_t *loop_max)
 {
     int me = sched_getcpu();
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -164,7 +200,8 @@ static int pair_choice(uint32_t *from_kb, uint32_t *pair_x100)
      * pair came out 30-40% fast) */
     uint32_t from = 0, last_ratio = 0;
     uint64_t deadline = glex_now_ns() + PAIR_BUDGET_NS;
-    for (uint32_t kb = PAIR_MIN_KB; kb <= CALIB_BYTES >> 10; kb *= 2) {
+    loop_choice(&p, dst, deadline, loop_max);
+    for (uint32_t kb = PAIR_MIN_KB; with_read && kb <= CALIB_BYTES >> 10; kb *= 2) {
         p.n = (size_t)kb << 10;
         uint64_t best_read = UINT64_MAX, best_pair = UINT64_MAX;
         for (int i = -2; i < PAIR_ROUNDS; i++) {
@@ -208,12 +245,12 @@ out:
 
 void glex_calib_dma(glex_dma_calib_t *c)
 {
-    c->read_x100 = copy_ratio();
+    c->read_x100 = copy_ratio(); /* 0: refused, never read in place */
     c->pair_x100 = 0;
     c->read_from_kb = 0;
-    if (!c->read_x100)
-        return; /* refused: never read in place */
-    if (pair_choice(&c->read_from_kb, &c->pair_x100))
+    c->loop_max = GLEX_COPY_LOOP_MAX;
+    if (pair_choice(c->read_x100 != 0, &c->read_from_kb, &c->pair_x100, &c->loop_max) &&
+        c->read_x100)
         c->read_from_kb = c->read_x100 <= GLEX_DMA_READ_CHEAP_X100 ? PAIR_MIN_KB : 0;
 }
 
@@ -224,3 +261,5 @@ uint32_t glex_dma_pair_cost(const glex_fabric_t *f) { return f->hdr->dma.pair_x1
 uint32_t glex_dma_read_from_kb(const glex_fabric_t *f) { return f->hdr->dma.read_from_kb; }
 
 int glex_dma_read_cheap(const glex_fabric_t *f) { return f->hdr->dma.read_from_kb != 0; }
+
+uint32_t glex_copy_loop_max(const glex_fabric_t *f) { return f->hdr->dma.loop_max; }

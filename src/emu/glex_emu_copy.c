@@ -10,7 +10,7 @@
  * loads and stores, which keeps its speed at any distance, as does every
  * copy of 513 B - 4 KiB (below); every other one is memcpy's.
  * bench/results/2026-11-27/NOTES.md, 2026-12-02/NOTES.md. */
-#include "glex_emu.h"
+#include "glex_emu_internal.h"
 
 #include <stdint.h>
 #include <string.h>
@@ -20,15 +20,25 @@
 
 /* rep movsb's ground: glibc's threshold is 2 KiB and up; 1 KiB leaves room */
 #define GLEX_COPY_LOOP_MIN 1024u
-/* Copies of 513 B - 4 KiB go by the loop at any distance: what the NIC
- * model copies is mostly lines another core wrote last (a packet's data,
- * a ring message), and there memcpy's vector loop above 8 vectors is the
- * slower one.  Two threads on two CPUs copying a buffer back and forth,
- * per round trip (Intel Xeon VM): 768 B 0.71 us by memcpy, 0.50 by the
- * loop; 1 KiB 0.72 / 0.53; 2 KiB 1.0 / 0.71; 4 KiB 1.41 / 1.35; 8 KiB
- * the same; up to 512 B memcpy loads all before it stores and ties. */
+/* Copies of 513 B up to the job's loop_max (4 KiB at most) go by the loop
+ * at any distance: what the NIC model copies is mostly lines another core
+ * wrote last (a packet's data, a ring message), and on some CPUs memcpy's
+ * vector loop above 8 vectors is the slower one there.  Two threads on two
+ * CPUs copying a buffer back and forth, per round trip (Intel Xeon VM):
+ * 768 B 0.71 us by memcpy, 0.50 by the loop; 1 KiB 0.72 / 0.53; 2 KiB 1.0
+ * / 0.71; 4 KiB 1.41 / 1.35; 8 KiB the same; up to 512 B memcpy loads all
+ * before it stores and ties.  On an AMD EPYC VM memcpy (AVX-512) is as fast
+ * at 1-2 KiB and faster at 4 KiB (osu_latency 4 KiB 0.37 -> 0.30 us), so
+ * the job's first process measures it (glex_emu_calib.c) and every
+ * process of the job sets it at open (glex_copy_set_loop_max). */
 #define GLEX_COPY_SMALL_MIN 513u
-#define GLEX_COPY_SMALL_MAX 4096u
+static _Atomic uint32_t small_max = GLEX_COPY_LOOP_MAX;
+
+void glex_copy_set_loop_max(uint32_t max)
+{
+    atomic_store_explicit(&small_max, max > GLEX_COPY_LOOP_MAX ? GLEX_COPY_LOOP_MAX : max,
+                          memory_order_relaxed);
+}
 
 int glex_copy_slow_distance(const void *dst, const void *src)
 {
@@ -41,7 +51,7 @@ static int by_loop(const void *dst, const void *src, size_t n)
 {
     uintptr_t d = (uintptr_t)dst, s = (uintptr_t)src;
     return n >= GLEX_COPY_SMALL_MIN &&
-           (n <= GLEX_COPY_SMALL_MAX ||
+           (n <= atomic_load_explicit(&small_max, memory_order_relaxed) ||
             (n >= GLEX_COPY_LOOP_MIN && glex_copy_slow_distance(dst, src))) &&
            (d + n <= s || s + n <= d);
 }
@@ -63,6 +73,15 @@ static void copy_loop(uint8_t *d, const uint8_t *s, size_t n)
     memcpy(d + i, s + i, n - i);
 }
 #endif
+
+void glex_copy_loop(void *dst, const void *src, size_t n)
+{
+#if defined(__x86_64__)
+    copy_loop(dst, src, n);
+#else
+    memcpy(dst, src, n);
+#endif
+}
 
 /* An aligned 8-byte copy lands as one store, as a NIC's aligned write
  * does (memcpy and memmove store 8 bytes twice: a flag word another process

@@ -424,6 +424,7 @@ int glex_fabric_open_hosts(const char *job, uint32_t nnodes, uint32_t node_id,
     }
     if (created) /* the job's first process sweeps segments of killed jobs */
         glex_sweep_stale();
+    glex_copy_set_loop_max(f->hdr->dma.loop_max); /* as the job measured it */
     populate(f);
     glex_bell_setup(f);
     glex_node_shm_t *n = glex_node_shm(f, node_id);

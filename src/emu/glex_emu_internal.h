@@ -287,8 +287,13 @@ typedef struct {
     uint32_t read_x100;    /* against the host's copy of 64 KiB */
     uint32_t pair_x100;    /* against the copy pair across CPUs, 64 KiB; 0: not measured */
     uint32_t read_from_kb; /* 8, 16, 32, 64 or 0 */
-    uint32_t pad;
+    uint32_t loop_max;     /* glex_copy's loop up to this many bytes (512: none, 1024-4096) */
 } glex_dma_calib_t;
+/* glex_copy's loop for copies of 513 B up to max bytes (GLEX_COPY_LOOP_MAX
+ * at most; until set: that), memcpy above; and the loop itself */
+#define GLEX_COPY_LOOP_MAX 4096u
+void glex_copy_set_loop_max(uint32_t max);
+void glex_copy_loop(void *dst, const void *src, size_t n);
 
 typedef struct glex_shm_header {
     uint64_t magic;

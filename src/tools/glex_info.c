@@ -204,6 +204,11 @@ static int show_job(const char *job, int all)
     else
         printf("  DMA read of another process's memory: refused (cross-memory attach "
                "not permitted)\n");
+    uint32_t loop = glex_copy_loop_max(f);
+    if (loop > 512)
+        printf("  copies of 513-%u B by the model's own loop, larger by memcpy\n", loop);
+    else
+        printf("  copies by memcpy (faster here than the model's own loop at 1 KiB)\n");
     print_params(p);
     printf("VP counters (open VPs):\n  %5s %4s %10s %10s %9s %9s %10s %10s %10s %12s %8s %8s\n",
            "node", "vp", "posted", "executed", "tasks", "failed", "pkts_sent", "pkts_recv",
