@@ -7,6 +7,14 @@
 
 #include <sched.h>
 
+/* A collective's wait yields the core this long at most (after its spin)
+ * while nothing has come since it began idling: 4 ranks on 2 CPUs, OSU
+ * bw between two while the other two wait in a barrier, 8 B - 1 KiB
+ * 1.4-3.6x the bandwidth against the full GLEX_YIELD_US (1000 us); the
+ * collectives themselves at 4, 8 and 16 ranks within noise (7 runs in
+ * turn, bench/results/2026-12-04/NOTES.md) */
+#define STALL_YIELD_NS 200000ull
+
 /* Wait for done(arg) while driving progress; spins up to GLEX_SPIN_US, polls
  * with sched_yield up to GLEX_YIELD_US more, then blocks.  Both windows count
  * from the last progress this host saw, not from the start of the wait: a
@@ -98,6 +106,7 @@ int glex_wait_until_flags(glex_fabric_t *f, int (*done)(void *), void *arg, int 
     uint64_t end = 0; /* 0 until the first idle look sets the windows */
     uint64_t spin_ns = 0, yield_ns = 0;
     int moved = d < 0;
+    int came = 0; /* progress after the first idle look */
     unsigned looks = 0;
     int rc = GLEX_OK;
     /* without an engine thread this host is the only driver of progress */
@@ -110,6 +119,7 @@ int glex_wait_until_flags(glex_fabric_t *f, int (*done)(void *), void *arg, int 
             break;
         if (worked || d < 0) { /* the engine or done() took work: look again */
             moved = 1;
+            came |= end != 0;
             continue;
         }
         if (!end) {
@@ -137,7 +147,13 @@ int glex_wait_until_flags(glex_fabric_t *f, int (*done)(void *), void *arg, int 
         }
         if (now - idle < spin_ns)
             continue;
-        if (now - idle < yield_ns) { /* let the processes sharing this core run */
+        /* let the processes sharing this core run; a wait that nothing has
+         * moved since it began idling (peers busy elsewhere: ranks in a
+         * barrier while others exchange messages) yields only
+         * STALL_YIELD_NS of it: each yield takes a share of a core from
+         * the processes that work */
+        uint64_t stall = spin_ns + STALL_YIELD_NS < yield_ns ? spin_ns + STALL_YIELD_NS : yield_ns;
+        if (now - idle < (came ? yield_ns : stall)) {
             sched_yield();
             continue;
         }

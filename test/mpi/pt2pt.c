@@ -34,6 +34,11 @@
  *                              a barrier; with more ranks than CPUs each
  *                              waiting rank must spend less than a quarter
  *                              of the wait on a CPU (it sleeps, GLEX_NAP_US)
+ *        pt2pt barrier_idle N  N rounds: a barrier, then ranks 0 and 1
+ *                              exchange messages for 2 ms while the others
+ *                              wait in the next barrier; with more ranks
+ *                              than CPUs those must spend under 15%
+ *                              of the time on a CPU (they give the cores up)
  *        pt2pt testloop N      each rank makes N updates for random ranks,
  *                              sent in buckets of 1024, polling its receive
  *                              with MPI_Test between updates (HPCC's
@@ -810,6 +815,41 @@ static void crowd(long len, int n, const char *file)
 }
 
 /* a rank blocked in MPI_Recv for ms: CPU time it used (threads included) */
+/* rounds of a barrier after which ranks 0 and 1 exchange messages for 2 ms
+ * while the others are in the next barrier already: with more ranks than
+ * CPUs those must give the cores to the two (yield a little, then sleep),
+ * spending under 15% of the time on a CPU (30% when they yielded 1 ms) */
+static void barrier_idle(int rounds)
+{
+    int token = 0;
+    double w0 = MPI_Wtime(), c0 = cpu_s();
+    for (int r = 0; r < rounds; r++) {
+        MT_MPI(MPI_Barrier(MPI_COMM_WORLD));
+        if (rank > 1)
+            continue;
+        double until = MPI_Wtime() + 0.002;
+        for (int more = 1; more;) {
+            if (rank == 0) {
+                more = MPI_Wtime() < until;
+                MT_MPI(MPI_Send(&more, 1, MPI_INT, 1, 41, MPI_COMM_WORLD));
+                MT_MPI(MPI_Recv(&token, 1, MPI_INT, 1, 42, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+            } else {
+                MT_MPI(MPI_Recv(&more, 1, MPI_INT, 0, 41, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+                MT_MPI(MPI_Send(&token, 1, MPI_INT, 0, 42, MPI_COMM_WORLD));
+            }
+        }
+    }
+    MT_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    double wall = MPI_Wtime() - w0, cpu = cpu_s() - c0;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    if (rank > 1 && size > cpus)
+        MT_CHECK(cpu < 0.15 * wall, "rank %d: %.0f ms of CPU in %.0f ms of barriers while ranks "
+                 "0 and 1 exchange messages (%d ranks on %ld CPUs: it should give the cores "
+                 "up)", rank, cpu * 1e3, wall * 1e3, size, cpus);
+    printf("pt2pt barrier_idle: rank %d used %.0f ms of CPU in %.0f ms\n", rank, cpu * 1e3,
+           wall * 1e3);
+}
+
 static void wait_cpu(int ms)
 {
     int token = 7;
@@ -973,6 +1013,12 @@ int main(int argc, char **argv)
     if (argc == 3 && !strcmp(argv[1], "testloop")) {
         test_loop(atol(argv[2]));
         int rc = mt_finish("pt2pt testloop");
+        MPI_Finalize();
+        return rc;
+    }
+    if (argc == 3 && !strcmp(argv[1], "barrier_idle")) {
+        barrier_idle(atoi(argv[2]));
+        int rc = mt_finish("pt2pt barrier_idle");
         MPI_Finalize();
         return rc;
     }

@@ -306,6 +306,10 @@ run pt2pt 4 GLEX_RDMA_EAGER=0 -- "$out/pt2pt"
 # more ranks than CPUs: a rank blocked in MPI_Recv sleeps (GLEX_NAP_US) and
 # leaves its core to the others: under a quarter of the wait on a CPU
 run "pt2pt wait: blocked ranks sleep" 5 -- "$out/pt2pt" wait 600
+# ... and ranks in a barrier while two others exchange messages yield the
+# cores a little, then sleep: under 15% of the time on a CPU
+bi_np=$(( $(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2) * 2 ))
+run "pt2pt barrier_idle: waiting ranks give the cores up" "$bi_np" -- "$out/pt2pt" barrier_idle 200
 # ... but ranks polling MPI_Test with work between (HPCC's RandomAccess)
 # keep the CPUs busy: they napped 4 ms at a time, all at once, 20 s a run
 tl_np=$(( $(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2) * 2 ))
