@@ -41,7 +41,7 @@ valid() { # valid KIND ALGO: is ALGO a GLEX_<KIND>_ALGO value?
 nsizes=$(echo $nps | wc -w)
 nalgos=$(echo $ar_algos | wc -w)
 osu_colls="allreduce reduce bcast barrier iallreduce ireduce ibcast ibarrier"
-echo "1..$(( 6 + nsizes * (3 + nalgos) + 4 + 5 + 1 + 16 + 4 + 6 + 9 + 16 + 4 + 3 + 1 ))"
+echo "1..$(( 6 + nsizes * (3 + nalgos) + 4 + 5 + 1 + 16 + 4 + 6 + 10 + 16 + 4 + 3 + 1 ))"
 
 # shellcheck disable=SC2086
 compile $progs
