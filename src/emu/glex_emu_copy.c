@@ -57,19 +57,34 @@ static int by_loop(const void *dst, const void *src, size_t n)
 }
 
 #if defined(__x86_64__)
-static void copy_loop(uint8_t *d, const uint8_t *s, size_t n)
+/* the whole 64-byte lines of n: four loads, then four stores (streamed past
+ * the caches when stream); returns how many bytes it copied */
+static inline size_t copy_lines(uint8_t *d, const uint8_t *s, size_t n, int stream)
 {
     size_t i = 0;
-    for (; i + 64 <= n; i += 64) { /* four loads, then four stores */
+    for (; i + 64 <= n; i += 64) {
         __m128i a = _mm_loadu_si128((const __m128i *)(s + i));
         __m128i b = _mm_loadu_si128((const __m128i *)(s + i + 16));
         __m128i c = _mm_loadu_si128((const __m128i *)(s + i + 32));
         __m128i e = _mm_loadu_si128((const __m128i *)(s + i + 48));
-        _mm_storeu_si128((__m128i *)(d + i), a);
-        _mm_storeu_si128((__m128i *)(d + i + 16), b);
-        _mm_storeu_si128((__m128i *)(d + i + 32), c);
-        _mm_storeu_si128((__m128i *)(d + i + 48), e);
+        if (stream) {
+            _mm_stream_si128((__m128i *)(d + i), a);
+            _mm_stream_si128((__m128i *)(d + i + 16), b);
+            _mm_stream_si128((__m128i *)(d + i + 32), c);
+            _mm_stream_si128((__m128i *)(d + i + 48), e);
+        } else {
+            _mm_storeu_si128((__m128i *)(d + i), a);
+            _mm_storeu_si128((__m128i *)(d + i + 16), b);
+            _mm_storeu_si128((__m128i *)(d + i + 32), c);
+            _mm_storeu_si128((__m128i *)(d + i + 48), e);
+        }
     }
+    return i;
+}
+
+static void copy_loop(uint8_t *d, const uint8_t *s, size_t n)
+{
+    size_t i = copy_lines(d, s, n, 0);
     memcpy(d + i, s + i, n - i);
 }
 #endif
@@ -133,17 +148,7 @@ void glex_copy_stream(void *dst, const void *src, size_t n)
     uint8_t *d = dst;
     const uint8_t *s = src;
     if (!((uintptr_t)d & 15u) && ((uintptr_t)d + n <= (uintptr_t)s || (uintptr_t)s + n <= (uintptr_t)d)) {
-        size_t i = 0;
-        for (; i + 64 <= n; i += 64) {
-            __m128i a = _mm_loadu_si128((const __m128i *)(s + i));
-            __m128i b = _mm_loadu_si128((const __m128i *)(s + i + 16));
-            __m128i c = _mm_loadu_si128((const __m128i *)(s + i + 32));
-            __m128i e = _mm_loadu_si128((const __m128i *)(s + i + 48));
-            _mm_stream_si128((__m128i *)(d + i), a);
-            _mm_stream_si128((__m128i *)(d + i + 16), b);
-            _mm_stream_si128((__m128i *)(d + i + 32), c);
-            _mm_stream_si128((__m128i *)(d + i + 48), e);
-        }
+        size_t i = copy_lines(d, s, n, 1);
         _mm_sfence();
         if (i < n)
             memcpy(d + i, s + i, n - i);
