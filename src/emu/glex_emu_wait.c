@@ -8,12 +8,17 @@
 #include <sched.h>
 
 /* A collective's wait yields the core this long at most (after its spin)
- * while nothing has come since it began idling: 4 ranks on 2 CPUs, OSU
- * bw between two while the other two wait in a barrier, 8 B - 1 KiB
- * 1.4-3.6x the bandwidth against the full GLEX_YIELD_US (1000 us); the
- * collectives themselves at 4, 8 and 16 ranks within noise (7 runs in
- * turn, bench/results/2026-12-04/NOTES.md) */
-#define STALL_YIELD_NS 200000ull
+ * for each process sharing its CPU, while nothing has come since it began
+ * idling: 4 ranks on 2 CPUs (200 us), OSU bw between two while the other
+ * two wait in a barrier, 8 B - 1 KiB 1.4-3.6x the bandwidth against the
+ * full GLEX_YIELD_US (1000 us); the collectives themselves at 4, 8 and 16
+ * ranks within noise (7 runs in turn, bench/results/2026-12-04/NOTES.md).
+ * Per process: a round of the run queue grows with it, and a barrier
+ * member waiting for rank 0's release sees nothing come until then; 200
+ * us flat put them to sleep at 16 ranks on 2 CPUs (8 a CPU), each woken
+ * by a futex: the barrier 355-466 us, with 800 us 229-327 (Open MPI
+ * 186-241; bench/results/2026-12-07/NOTES.md) */
+#define STALL_YIELD_NS_PER_PROC 100000ull
 
 /* Wait for done(arg) while driving progress; spins up to GLEX_SPIN_US, polls
  * with sched_yield up to GLEX_YIELD_US more, then blocks.  Both windows count
@@ -104,7 +109,7 @@ int glex_wait_until_flags(glex_fabric_t *f, int (*done)(void *), void *arg, int 
      * start counts: the wait is not the host's compute) */
     uint64_t start = f->p.vtime ? glex_now_ns() : 0, idle = 0;
     uint64_t end = 0; /* 0 until the first idle look sets the windows */
-    uint64_t spin_ns = 0, yield_ns = 0;
+    uint64_t spin_ns = 0, yield_ns = 0, stall_ns = 0;
     int moved = d < 0;
     int came = 0; /* progress after the first idle look */
     unsigned looks = 0;
@@ -128,6 +133,9 @@ int glex_wait_until_flags(glex_fabric_t *f, int (*done)(void *), void *arg, int 
             idle = start;
             spin_ns = (uint64_t)glex_spin_us(f) * 1000ull;
             yield_ns = spin_ns + (uint64_t)glex_yield_us(f) * 1000ull;
+            stall_ns = spin_ns + STALL_YIELD_NS_PER_PROC * glex_procs_per_cpu_here(f);
+            if (stall_ns > yield_ns)
+                stall_ns = yield_ns;
             end = timeout_ms < 0 ? UINT64_MAX : start + (uint64_t)timeout_ms * 1000000ull;
         }
         /* while spinning, the clock (a vDSO call, ~25 ns here) every 8th
@@ -149,11 +157,10 @@ int glex_wait_until_flags(glex_fabric_t *f, int (*done)(void *), void *arg, int 
             continue;
         /* let the processes sharing this core run; a wait that nothing has
          * moved since it began idling (peers busy elsewhere: ranks in a
-         * barrier while others exchange messages) yields only
-         * STALL_YIELD_NS of it: each yield takes a share of a core from
-         * the processes that work */
-        uint64_t stall = spin_ns + STALL_YIELD_NS < yield_ns ? spin_ns + STALL_YIELD_NS : yield_ns;
-        if (now - idle < (came ? yield_ns : stall)) {
+         * barrier while others exchange messages) yields only stall_ns of
+         * it: each yield takes a share of a core from the processes that
+         * work */
+        if (now - idle < (came ? yield_ns : stall_ns)) {
             sched_yield();
             continue;
         }
