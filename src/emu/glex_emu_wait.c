@@ -11,8 +11,8 @@
  * for each process sharing its CPU, while nothing has come since it began
  * idling: 4 ranks on 2 CPUs (200 us), OSU bw between two while the other
  * two wait in a barrier, 8 B - 1 KiB 1.4-3.6x the bandwidth against the
- * full GLEX_YIELD_US (1000 us); the collectives themselves at 4, 8 and 16
- * ranks within noise (7 runs in turn, bench/results/2026-12-04/NOTES.md).
+ * full GLEX_YIELD_US (1000 us); allreduce at 4, 8 and 16 ranks and bcast
+ * at 4 within noise (7 runs in turn, bench/results/2026-12-04/NOTES.md).
  * Per process: a round of the run queue grows with it, and a barrier
  * member waiting for rank 0's release sees nothing come until then; 200
  * us flat put them to sleep at 16 ranks on 2 CPUs (8 a CPU), each woken
