@@ -199,6 +199,8 @@ typedef struct {
 #define MPIDI_GLEX_P2P_HDR_SHORT ((MPI_Aint) offsetof(MPIDI_GLEX_p2p_hdr_t, sync_cookie))
 /* registers the two handlers below with the transport (at MPI_Init) */
 void MPIDI_GLEX_p2p_init(void);
+/* the unexpected messages' kept buffers freed (MPI_Finalize) */
+void MPIDI_GLEX_p2p_finalize(void);
 /* a message with this header arrived from node: its data_sz bytes at data,
  * or (data NULL) a rendezvous to read from addr, acknowledged to cookie */
 int MPIDI_GLEX_p2p_arrived(uint32_t node, const void *hdr, uint32_t hdr_sz, const void *data,

@@ -382,6 +382,7 @@ int MPIDI_GLEX_mpi_finalize_hook(void)
         glex_vp_close(MPIDI_GLEX_global.am_vp);
     MPIDI_GLEX_ring_finalize();
     MPIDI_GLEX_am_buffers_free();
+    MPIDI_GLEX_p2p_finalize();
     glex_fabric_close(MPIDI_GLEX_global.fabric);
     MPIDI_GLEX_global.fabric = NULL;
     MPIDI_GLEX_global.am_vp = MPIDI_GLEX_global.coll_vp = NULL;

@@ -98,6 +98,77 @@ static int remove_posted(MPIR_Request * rreq)
     return 0;
 }
 
+/* ------------------------------------------- unexpected messages' data */
+
+/* A message that arrives before its receive keeps a copy of its data (at
+ * most a ring message's 64 KiB; a rendezvous keeps none) until a receive
+ * takes it.  Taken from malloc and freed each time, those copies came from
+ * fresh pages whenever glibc had trimmed its heap in between: OSU bibw at
+ * 32 KiB, where one side's window arrives before the other posts its
+ * receives, faulted in 2 MiB a window and kept its peer waiting 1-6 ms
+ * (page faults are dear in a VM).  So they are kept for the next ones, by
+ * size class (powers of two from 256 B), up to UBUF_KEEP bytes in all; a
+ * larger copy comes from malloc and goes back to it. */
+#define UBUF_MIN_SHIFT 8
+#define UBUF_MAX_SHIFT 16
+#define UBUF_KEEP ((size_t) 8 << 20)
+
+typedef struct ubuf {
+    struct ubuf *next;
+} ubuf_t;
+
+static ubuf_t *ubuf_free[UBUF_MAX_SHIFT + 1];
+static size_t ubuf_kept;        /* bytes on the lists */
+
+/* the size class of an n-byte copy (UBUF_MAX_SHIFT + 1: none) */
+static unsigned ubuf_class(size_t n)
+{
+    unsigned c = UBUF_MIN_SHIFT;
+    while (c <= UBUF_MAX_SHIFT && ((size_t) 1 << c) < n)
+        c++;
+    return c;
+}
+
+static void *ubuf_get(size_t n)
+{
+    unsigned c = ubuf_class(n);
+    if (c > UBUF_MAX_SHIFT)
+        return MPL_malloc(n, MPL_MEM_BUFFER);
+    ubuf_t *b = ubuf_free[c];
+    if (!b)
+        return MPL_malloc((size_t) 1 << c, MPL_MEM_BUFFER);
+    ubuf_free[c] = b->next;
+    ubuf_kept -= (size_t) 1 << c;
+    return b;
+}
+
+/* p, a copy of n bytes from ubuf_get, kept or freed */
+static void ubuf_put(void *p, size_t n)
+{
+    unsigned c = ubuf_class(n);
+    if (!p)
+        return;
+    if (c > UBUF_MAX_SHIFT || ubuf_kept + ((size_t) 1 << c) > UBUF_KEEP) {
+        MPL_free(p);
+        return;
+    }
+    ubuf_t *b = p;
+    b->next = ubuf_free[c];
+    ubuf_free[c] = b;
+    ubuf_kept += (size_t) 1 << c;
+}
+
+void MPIDI_GLEX_p2p_finalize(void)
+{
+    for (unsigned c = 0; c <= UBUF_MAX_SHIFT; c++)
+        while (ubuf_free[c]) {
+            ubuf_t *b = ubuf_free[c];
+            ubuf_free[c] = b->next;
+            MPL_free(b);
+        }
+    ubuf_kept = 0;
+}
+
 /* ---------------------------------------------------------------- sending */
 
 static int p2p_send(const void *buf, MPI_Aint count, MPI_Datatype datatype, int rank, int tag,
@@ -363,7 +434,7 @@ static int arrived(uint32_t node, const void *hdr, uint32_t hdr_sz, src_t * src,
     MPIDI_GLEX_global.p2p_unexpected++;
     void *copy = NULL;
     if (data && data_sz) {
-        copy = MPL_malloc(data_sz, MPL_MEM_BUFFER);
+        copy = ubuf_get(data_sz);
         MPIR_ERR_CHKANDJUMP1(!copy, mpi_errno, MPI_ERR_OTHER, "**nomem", "**nomem %d",
                              (int) data_sz);
         src_copy(src, copy, (MPI_Aint) data_sz);
@@ -372,7 +443,7 @@ static int arrived(uint32_t node, const void *hdr, uint32_t hdr_sz, src_t * src,
     MPIR_Request *u;
     MPIDI_CH4_REQUEST_CREATE(u, MPIR_REQUEST_KIND__RECV, 0, 2);
     if (!u)
-        MPL_free(copy);
+        ubuf_put(copy, data_sz);
     MPIR_ERR_CHKANDSTMT(!u, mpi_errno, MPIX_ERR_NOREQ, goto fn_fail, "**nomemreq");
     MPIDI_GLEX_request_t *g = &MPIDI_GLEX_REQ(u);
     g->buf = copy;
@@ -419,7 +490,7 @@ static int take_unexpected(MPIR_Request * u, void *buf, MPI_Aint count, MPI_Data
     MPIR_Datatype_add_ref_if_not_builtin(datatype);     /* fill releases it */
     int mpi_errno = fill(u, buf, count, datatype, g->node, &src, data_sz, (uint64_t) g->count,
                          g->cookie, g->flags, u->status.MPI_ERROR);
-    MPL_free(copy);
+    ubuf_put(copy, (size_t) data_sz);      /* data_sz: the count before fill truncated it */
     return mpi_errno;
 }
 
