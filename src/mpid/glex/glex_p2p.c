@@ -121,6 +121,7 @@ static int remove_posted(MPIR_Request * rreq)
 #define UBUF_ARENA_SHIFT 12     /* the classes carved from the arena: 4 KiB up */
 #define UBUF_ARENA ((size_t) 8 << 20)
 #define HUGE_PAGE ((size_t) 2 << 20)
+#define ARENA_MAP (UBUF_ARENA + HUGE_PAGE) /* room to start it at a huge-page boundary */
 
 typedef struct ubuf {
     struct ubuf *next;
@@ -130,7 +131,6 @@ static ubuf_t *ubuf_free[UBUF_MAX_SHIFT + 1];
 static size_t ubuf_kept;        /* bytes on the lists that came from malloc */
 static struct {
     void *map;                  /* the mapping (NULL: none yet; MAP_FAILED: none to be had) */
-    size_t map_len;
     char *base;                 /* its first huge-page boundary */
     size_t used;                /* bytes of it carved */
 } arena;
@@ -155,8 +155,7 @@ static void *arena_carve(unsigned c)
 {
     size_t len = (size_t) 1 << c;
     if (!arena.map) {
-        arena.map_len = UBUF_ARENA + HUGE_PAGE;
-        arena.map = mmap(NULL, arena.map_len, PROT_READ | PROT_WRITE,
+        arena.map = mmap(NULL, ARENA_MAP, PROT_READ | PROT_WRITE,
                          MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (arena.map == MAP_FAILED)
             return NULL;
@@ -218,7 +217,7 @@ void MPIDI_GLEX_p2p_finalize(void)
         }
     ubuf_kept = 0;
     if (arena.map && arena.map != MAP_FAILED)
-        munmap(arena.map, arena.map_len);
+        munmap(arena.map, ARENA_MAP);
     arena.map = NULL;
     arena.base = NULL;
     arena.used = 0;
