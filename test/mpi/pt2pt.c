@@ -21,6 +21,11 @@
  *                              then, 0.1 s later, N more; each checked (the
  *                              second window must take the credits the
  *                              receiver returned meanwhile for the ring)
+ *        pt2pt both BYTES N    ranks 0 and the last each post N receives of
+ *                              BYTES from the other, then N MPI_Isend of
+ *                              BYTES to it, and wait; each checked (both
+ *                              CPUs have data to move: large ones go by
+ *                              rendezvous, not offered to the sender)
  *        pt2pt busy FILE       rank 0 sends 1 MiB with MPI_Isend, then computes
  *                              outside MPI until the last rank has received it
  *                              (it creates FILE), at most 20 s: a receiver
@@ -726,6 +731,42 @@ static void stream(long len, int n)
     free(buf);
 }
 
+/* n messages of len bytes each way between rank 0 and the last at once
+ * (as OSU bibw's window), every receive posted before the sends, each
+ * message checked */
+static void both_ways(long len, int n)
+{
+    int last = size - 1;
+    if (size < 2 || (rank != 0 && rank != last)) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        return;
+    }
+    int peer = rank ? 0 : last;
+    unsigned char *in = malloc((size_t) len * (size_t) n + 1);
+    unsigned char *out = malloc((size_t) len * (size_t) n + 1);
+    MPI_Request *req = malloc(sizeof *req * 2 * (size_t) n);
+    MPI_Status *st = malloc(sizeof *st * 2 * (size_t) n);
+    for (int k = 0; k < n; k++) {
+        fill_pattern(out + (size_t) len * (size_t) k, len, 2 * k + !!rank);
+        MT_MPI(MPI_Irecv(in + (size_t) len * (size_t) k, (int) len, MPI_BYTE, peer, 32,
+                         MPI_COMM_WORLD, &req[k]));
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int k = 0; k < n; k++)
+        MT_MPI(MPI_Isend(out + (size_t) len * (size_t) k, (int) len, MPI_BYTE, peer, 32,
+                         MPI_COMM_WORLD, &req[n + k]));
+    MT_MPI(MPI_Waitall(2 * n, req, st));
+    for (int k = 0; k < n; k++) {
+        long bad = first_wrong(in + (size_t) len * (size_t) k, len, 2 * k + !rank);
+        MT_CHECK(bad < 0, "both ways: message %d of %ld bytes from rank %d: byte %ld wrong", k,
+                 len, peer, bad);
+    }
+    free(st);
+    free(req);
+    free(out);
+    free(in);
+}
+
 /* Two windows of n sends of len bytes each, rank 0 to the last, 0.1 s
  * apart (rank 0 outside MPI in between), every receive posted before the
  * first send, each message checked.  A window that fits the ring goes by
@@ -1045,6 +1086,12 @@ int main(int argc, char **argv)
     if (argc == 4 && !strcmp(argv[1], "window")) {
         window(atol(argv[2]), atoi(argv[3]));
         int rc = mt_finish("pt2pt window");
+        MPI_Finalize();
+        return rc;
+    }
+    if (argc == 4 && !strcmp(argv[1], "both")) {
+        both_ways(atol(argv[2]), atoi(argv[3]));
+        int rc = mt_finish("pt2pt both");
         MPI_Finalize();
         return rc;
     }

@@ -325,6 +325,38 @@ else
   notok "1 MiB rendezvous split: exit $rc, offered '$offered', written '$written'"
   tail -5 "$out/log" | sed 's/^/# /'
 fi
+# both ways at once (OSU bibw's window), every receive posted first: both
+# CPUs have data to move, so 64 KiB goes by rendezvous (read once) instead
+# of the ring (copied twice), and 256 KiB is not offered to a sender that
+# has rendezvous of its own to read (a race may let a few through at the
+# end); one way, 64 KiB keeps the ring
+mode=both
+proto 65536 32
+if [ $rc = 0 ] && grep -q "pt2pt both: 194 checks, 0 errors" "$out/log" && [ "$ring" = 0 ] &&
+   [ "$rndv" = 32 ]; then
+  ok "32 messages of 64 KiB each way at once: $rndv by rendezvous, $ring through the ring"
+else
+  notok "64 KiB both ways: exit $rc, ring '$ring', rendezvous '$rndv' (want 0 and 32)"
+  tail -5 "$out/log" | sed 's/^/# /'
+fi
+proto 262144 32
+offered0=$(grep "glex: rank 0: active messages sent" "$out/log" |
+  sed -n 's/.*offered to the sender: \([0-9]*\),.*/\1/p')
+if [ $rc = 0 ] && grep -q "pt2pt both: 194 checks, 0 errors" "$out/log" &&
+   [ "$rndv" = 32 ] && [ $(( ${offered:-99} + ${offered0:-99} )) -le 8 ]; then
+  ok "32 rendezvous of 256 KiB each way at once: $offered0 and $offered halves offered"
+else
+  notok "256 KiB both ways: exit $rc, rendezvous '$rndv', offered '$offered0' and '$offered' (want at most 8 in all)"
+  tail -5 "$out/log" | sed 's/^/# /'
+fi
+mode=
+proto 65536 50
+if [ $rc = 0 ] && grep -q "pt2pt stream: 150 checks, 0 errors" "$out/log" && [ "${ring:-0}" -ge 40 ]; then
+  ok "50 messages of 64 KiB one way: $ring through the ring, $rndv by rendezvous"
+else
+  notok "64 KiB one way: exit $rc, ring '$ring', rendezvous '$rndv' (want 40 or more through the ring)"
+  tail -5 "$out/log" | sed 's/^/# /'
+fi
 # ... and a sender computing outside MPI delays nothing: the receiver reads
 # the half back itself
 run "pt2pt busy: a rendezvous from a sender outside MPI" 2 -- "$out/pt2pt" busy "$out/busy.flag"

@@ -321,6 +321,35 @@ static int send_frags(const glex_desc_t * first, wire_t * w, MPI_Aint am_hdr_sz,
     goto fn_exit;
 }
 
+/* this process's rendezvous sends to each node whose ACK has not come
+ * (NULL until the first): that node's NIC has them to read, so its CPU is
+ * not one to offer half a read to (lmt_read_split) */
+static uint32_t *lmt_to;
+
+static void lmt_to_count(uint32_t node, int by)
+{
+    uint32_t n = glex_fabric_nnodes(MPIDI_GLEX_global.fabric);
+    if (!lmt_to && by > 0)
+        lmt_to = MPL_calloc(n, sizeof *lmt_to, MPL_MEM_BUFFER);
+    if (lmt_to && node < n && (by > 0 || lmt_to[node]))
+        lmt_to[node] += (uint32_t) by;
+}
+
+/* A ring message crosses the CPUs twice (the sender's copy into the ring,
+ * the receiver's out of it), a rendezvous once (the receiver's read): the
+ * ring wins where the sender's CPU would otherwise wait (OSU bw at 64 KiB:
+ * 23 GB/s against 5.4), the rendezvous where both CPUs have data of their
+ * own to move.  A sender with large receives of its own posted is such a
+ * CPU (OSU bibw at 64 KiB, in turn: 10.9 -> 14.9 GB/s; at 32 KiB the ring
+ * still led, 9.3-13.8 against 6.3-9.0); a ping-pong posts its receive
+ * after its send and keeps the ring (64 KiB: 5.0 us, 7.4 by rendezvous). */
+static int busy_both_ways(uint32_t node, MPI_Aint data_sz)
+{
+    glex_fabric_t *f = MPIDI_GLEX_global.fabric;
+    return data_sz >= MPIDI_GLEX_BIDIR_MIN && MPIDI_GLEX_global.p2p_big_posted &&
+        glex_fabric_same_host(f, node) && !glex_fabric_params(f)->vtime;
+}
+
 /* a CQE cookie that completes a RING send (requests are aligned: bit 0 is
  * free); the CQEs of rdma_read carry even numbers */
 #define RING_COOKIE(sreq) ((uint64_t) (uintptr_t) (sreq) | 1u)
@@ -524,7 +553,7 @@ int MPIDI_GLEX_send_msg(uint32_t node, int handler_id, const void *am_hdr, MPI_A
 
     MPIDI_GLEX_ring_slot_t rs;
     uintptr_t at = contig ? (uintptr_t) data + (uintptr_t) true_lb : 0;
-    int room = MPIDI_GLEX_ring_reserve(node, data_sz, at, &rs);
+    int room = busy_both_ways(node, data_sz) ? 0 : MPIDI_GLEX_ring_reserve(node, data_sz, at, &rs);
     if (room < 0 && !in_batch) {
         /* full until node's credit, which may wait in our receive queue: a
          * stream of sends calls no progress (OSU bibw, a window of 64 of 8
@@ -584,6 +613,7 @@ int MPIDI_GLEX_send_msg(uint32_t node, int handler_id, const void *am_hdr, MPI_A
     MPIR_ERR_CHECK(mpi_errno);
     MPIDI_GLEX_global.am_sent[MPIDI_GLEX_AM_RNDV]++;
     MPIDI_GLEX_global.lmt_waiting++;
+    lmt_to_count(node, 1);
 
   fn_exit:
     return mpi_errno;
@@ -811,7 +841,10 @@ static int send_acks_held(void)
  * MiB: 239 -> 81 us) - when the sender has a CPU to do it with.  With every
  * CPU taken by the others (OSU mbw_mr at 4 processes on 2 CPUs: two
  * receivers copying) its half would take a CPU from another copy: 128 KiB
- * - 4 MiB 6.0-11.6 GB/s split, 8.3-13.3 not (bench/results/2026-11-29). */
+ * - 4 MiB 6.0-11.6 GB/s split, 8.3-13.3 not (bench/results/2026-11-29).
+ * Nor when this process has rendezvous sends of its own for the sender to
+ * read (OSU bibw: both CPUs read; an offer is a message, an atomic and a
+ * second read for nothing: 128 KiB 12.5 -> 13.9 GB/s not offered). */
 #define LMT_SPLIT_MIN (128 * 1024)
 
 /* the claim word: who moves the second half (its generation in the bits
@@ -831,7 +864,7 @@ static int split_possible(uint32_t node, uint64_t n)
     glex_fabric_t *f = MPIDI_GLEX_global.fabric;
     /* not in virtual time: the model keeps the protocol it was calibrated with */
     return n >= LMT_SPLIT_MIN && node != glex_fabric_node(f) && glex_fabric_same_host(f, node) &&
-        !glex_fabric_params(f)->vtime &&
+        !glex_fabric_params(f)->vtime && !(lmt_to && lmt_to[node]) &&
         MPIDI_GLEX_ring_claim_word() && glex_cpu_to_spare(f, node);
 }
 
@@ -1076,6 +1109,8 @@ void MPIDI_GLEX_am_buffers_free(void)
     pack_kept = NULL;
     MPL_free(lmt_stage);
     lmt_stage = NULL;
+    MPL_free(lmt_to);
+    lmt_to = NULL;
 }
 
 int MPIDI_GLEX_send_ack(uint32_t node, uint64_t cookie)
@@ -1310,8 +1345,10 @@ static int handle(glex_rqe_long_t * r)
         case WIRE_ACK:
         case WIRE_SYNC_ACK:{
                 MPIR_Request *sreq = (MPIR_Request *) (uintptr_t) w.cookie;
-                if (w.kind == WIRE_ACK && MPIDI_GLEX_global.lmt_waiting)
+                if (w.kind == WIRE_ACK && MPIDI_GLEX_global.lmt_waiting) {
                     MPIDI_GLEX_global.lmt_waiting--;
+                    lmt_to_count(e->src_id, -1);
+                }
                 MPIDI_GLEX_am_request_finalize(sreq);   /* the packed copy is read */
                 origin_done(MPIDI_GLEX_AMREQ(sreq).handler_id, sreq);
                 break;

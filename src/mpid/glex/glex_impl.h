@@ -50,6 +50,8 @@ typedef struct {
                                         * offered to the sender's NIC */
     uint64_t lmt_split;                /* ... of them, the halves it wrote */
     uint64_t lmt_waiting;              /* rendezvous sends posted whose ACK has not come */
+    uint64_t p2p_big_posted;           /* receives posted for MPIDI_GLEX_BIDIR_MIN bytes or
+                                        * more, not yet matched (glex_p2p.c) */
     /* the handlers of point-to-point messages (glex_p2p.c registers them;
      * the transport, glex_am.c, calls them as MPIDIG's) */
     int (*p2p_arrived) (uint32_t node, const void *hdr, uint32_t hdr_sz, const void *data,
@@ -60,6 +62,11 @@ typedef struct {
     uint64_t p2p_received;              /* point-to-point messages received (glex_p2p.c) */
     uint64_t p2p_unexpected;           /* ... of them, before their receive */
 } MPIDI_GLEX_global_t;
+
+/* A send of at least this many bytes to a process of this host, while
+ * this one has receives of at least as many posted, goes by rendezvous
+ * rather than through the ring (glex_am.c) */
+#define MPIDI_GLEX_BIDIR_MIN (48 * 1024)
 
 enum { MPIDI_GLEX_AM_INLINE, MPIDI_GLEX_AM_RING, MPIDI_GLEX_AM_FRAG, MPIDI_GLEX_AM_RNDV,
     MPIDI_GLEX_AM_LONG };

@@ -35,6 +35,16 @@ static queue_t posted, unexpected;
 
 /* an unexpected message's flags: MPIDI_GLEX_P2P_* and this one */
 #define RNDV 0x80u
+/* a posted receive's flags: for MPIDI_GLEX_BIDIR_MIN bytes or more */
+#define BIG 0x01u
+
+/* a posted receive leaves the posted queue */
+static void posted_gone(MPIR_Request * r)
+{
+    if (MPIDI_GLEX_REQ(r).flags & BIG)
+        MPIDI_GLEX_global.p2p_big_posted--;
+    MPIDI_GLEX_REQ(r).flags = 0;
+}
 
 static void enqueue(queue_t * q, MPIR_Request * r)
 {
@@ -94,6 +104,7 @@ static int remove_posted(MPIR_Request * rreq)
     for (MPIR_Request * r = posted.head; r; prev = r, r = NEXT(r))
         if (r == rreq) {
             unlink_req(&posted, prev, r);
+            posted_gone(r);
             return 1;
         }
     return 0;
@@ -476,6 +487,7 @@ static int arrived(uint32_t node, const void *hdr, uint32_t hdr_sz, src_t * src,
     uint64_t sender_req = data ? h.sync_cookie : cookie;
     MPIR_Request *rreq = dequeue(&posted, h.rank, h.tag, h.context_id, 1, 1);
     if (rreq) {
+        posted_gone(rreq);
         rreq->status.MPI_SOURCE = h.rank;
         rreq->status.MPI_TAG = h.tag;
         mpi_errno = fill(rreq, MPIDI_GLEX_REQ(rreq).buf, (MPI_Aint) MPIDI_GLEX_REQ(rreq).count,
@@ -575,6 +587,10 @@ int MPIDI_GLEX_mpi_irecv(void *buf, MPI_Aint count, MPI_Datatype datatype, int r
     g->count = count;
     g->datatype = (int32_t) datatype;
     g->context_id = context_id;
+    MPI_Aint dt_sz;
+    MPIR_Datatype_get_size_macro(datatype, dt_sz);
+    g->flags = count * dt_sz >= MPIDI_GLEX_BIDIR_MIN ? BIG : 0;
+    MPIDI_GLEX_global.p2p_big_posted += g->flags & BIG;
     rreq->status.MPI_SOURCE = rank;
     rreq->status.MPI_TAG = tag;
     enqueue(&posted, rreq);
