@@ -329,7 +329,7 @@ fi
 # CPUs have data to move, so 64 KiB goes by rendezvous (read once) instead
 # of the ring (copied twice), and 256 KiB is not offered to a sender that
 # has rendezvous of its own to read (a race may let a few through at the
-# end); one way, 64 KiB keeps the ring
+# end); one way, 64 KiB keeps the ring (below)
 mode=both
 proto 65536 32
 if [ $rc = 0 ] && grep -q "pt2pt both: 194 checks, 0 errors" "$out/log" && [ "$ring" = 0 ] &&
@@ -347,6 +347,18 @@ if [ $rc = 0 ] && grep -q "pt2pt both: 194 checks, 0 errors" "$out/log" &&
   ok "32 rendezvous of 256 KiB each way at once: $offered0 and $offered halves offered"
 else
   notok "256 KiB both ways: exit $rc, rendezvous '$rndv', offered '$offered0' and '$offered' (want at most 8 in all)"
+  tail -5 "$out/log" | sed 's/^/# /'
+fi
+# ... from 2 MiB the halves are offered again (the CPU through with its
+# own reads first takes them)
+proto 4194304 8
+offered0=$(grep "glex: rank 0: active messages sent" "$out/log" |
+  sed -n 's/.*offered to the sender: \([0-9]*\),.*/\1/p')
+if [ $rc = 0 ] && grep -q "pt2pt both: 50 checks, 0 errors" "$out/log" &&
+   [ "$offered0" = 8 ] && [ "$offered" = 8 ]; then
+  ok "8 rendezvous of 4 MiB each way at once: every half offered ($offered0 and $offered)"
+else
+  notok "4 MiB both ways: exit $rc, offered '$offered0' and '$offered' (want 8 and 8)"
   tail -5 "$out/log" | sed 's/^/# /'
 fi
 mode=

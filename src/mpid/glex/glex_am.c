@@ -842,10 +842,14 @@ static int send_acks_held(void)
  * CPU taken by the others (OSU mbw_mr at 4 processes on 2 CPUs: two
  * receivers copying) its half would take a CPU from another copy: 128 KiB
  * - 4 MiB 6.0-11.6 GB/s split, 8.3-13.3 not (bench/results/2026-11-29).
- * Nor when this process has rendezvous sends of its own for the sender to
- * read (OSU bibw: both CPUs read; an offer is a message, an atomic and a
- * second read for nothing: 128 KiB 12.5 -> 13.9 GB/s not offered). */
+ * Below LMT_SPLIT_BUSY_MIN not when this process has rendezvous sends of
+ * its own for the sender to read (OSU bibw, both CPUs reading: an offer is
+ * a message, an atomic and a second read call, mostly for nothing; at 2
+ * ranks, in turn, 128 KiB - 1 MiB 9.1-10.2 -> 11.4-11.7 GB/s not offered,
+ * but 4 MiB 9.6 -> 7.9: the halves of large messages let the CPU that
+ * ends its reads first take work off the other's hands). */
 #define LMT_SPLIT_MIN (128 * 1024)
+#define LMT_SPLIT_BUSY_MIN (2 * 1024 * 1024)
 
 /* the claim word: who moves the second half (its generation in the bits
  * above these two) */
@@ -864,7 +868,7 @@ static int split_possible(uint32_t node, uint64_t n)
     glex_fabric_t *f = MPIDI_GLEX_global.fabric;
     /* not in virtual time: the model keeps the protocol it was calibrated with */
     return n >= LMT_SPLIT_MIN && node != glex_fabric_node(f) && glex_fabric_same_host(f, node) &&
-        !glex_fabric_params(f)->vtime && !(lmt_to && lmt_to[node]) &&
+        !glex_fabric_params(f)->vtime && (n >= LMT_SPLIT_BUSY_MIN || !lmt_to || !lmt_to[node]) &&
         MPIDI_GLEX_ring_claim_word() && glex_cpu_to_spare(f, node);
 }
 
