@@ -26,6 +26,11 @@
  *                              BYTES to it, and wait; each checked (both
  *                              CPUs have data to move: large ones go by
  *                              rendezvous, not offered to the sender)
+ *        pt2pt unacked BYTES N rank 0 posts N MPI_Isend of BYTES to the
+ *                              last rank, which receives them only after
+ *                              rank 0 has received N of BYTES from it: rank
+ *                              0 reads with its own rendezvous unacknowledged
+ *                              (so offers no half), the last rank with none
  *        pt2pt busy FILE       rank 0 sends 1 MiB with MPI_Isend, then computes
  *                              outside MPI until the last rank has received it
  *                              (it creates FILE), at most 20 s: a receiver
@@ -767,6 +772,46 @@ static void both_ways(long len, int n)
     free(in);
 }
 
+/* n messages of len bytes from rank 0 to the last, left unmatched there
+ * until rank 0 has received n from the last rank (tags 33, 34); each
+ * checked */
+static void unacked(long len, int n)
+{
+    int last = size - 1;
+    if (size < 2 || (rank != 0 && rank != last)) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        return;
+    }
+    int peer = rank ? 0 : last;
+    unsigned char *in = malloc((size_t) len * (size_t) n + 1);
+    unsigned char *out = malloc((size_t) len * (size_t) n + 1);
+    MPI_Request *req = malloc(sizeof *req * 2 * (size_t) n);
+    MPI_Status *st = malloc(sizeof *st * 2 * (size_t) n);
+    for (int k = 0; k < n; k++)
+        fill_pattern(out + (size_t) len * (size_t) k, len, 2 * k + !!rank);
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int k = 0; k < n; k++)
+        MT_MPI(MPI_Isend(out + (size_t) len * (size_t) k, (int) len, MPI_BYTE, peer,
+                         rank ? 34 : 33, MPI_COMM_WORLD, &req[k]));
+    if (rank)   /* rank 0 has read these: only then are rank 0's taken */
+        MT_MPI(MPI_Waitall(n, req, st));
+    for (int k = 0; k < n; k++)
+        MT_MPI(MPI_Irecv(in + (size_t) len * (size_t) k, (int) len, MPI_BYTE, peer,
+                         rank ? 33 : 34, MPI_COMM_WORLD, &req[n + k]));
+    MT_MPI(MPI_Waitall(n, req + n, st));
+    if (!rank)
+        MT_MPI(MPI_Waitall(n, req, st));
+    for (int k = 0; k < n; k++) {
+        long bad = first_wrong(in + (size_t) len * (size_t) k, len, 2 * k + !rank);
+        MT_CHECK(bad < 0, "unacked: message %d of %ld bytes from rank %d: byte %ld wrong", k,
+                 len, peer, bad);
+    }
+    free(st);
+    free(req);
+    free(out);
+    free(in);
+}
+
 /* Two windows of n sends of len bytes each, rank 0 to the last, 0.1 s
  * apart (rank 0 outside MPI in between), every receive posted before the
  * first send, each message checked.  A window that fits the ring goes by
@@ -1092,6 +1137,12 @@ int main(int argc, char **argv)
     if (argc == 4 && !strcmp(argv[1], "both")) {
         both_ways(atol(argv[2]), atoi(argv[3]));
         int rc = mt_finish("pt2pt both");
+        MPI_Finalize();
+        return rc;
+    }
+    if (argc == 4 && !strcmp(argv[1], "unacked")) {
+        unacked(atol(argv[2]), atoi(argv[3]));
+        int rc = mt_finish("pt2pt unacked");
         MPI_Finalize();
         return rc;
     }
