@@ -340,7 +340,7 @@ static void lmt_to_count(uint32_t node, int by)
  * ring wins where the sender's CPU would otherwise wait (OSU bw at 64 KiB:
  * 23 GB/s against 5.4), the rendezvous where both CPUs have data of their
  * own to move.  A sender with large receives of its own posted is such a
- * CPU (OSU bibw at 64 KiB, in turn: 10.9 -> 14.9 GB/s; at 32 KiB the ring
+ * CPU (OSU bibw at 64 KiB, in turn: 8.95 -> 11.0 GB/s; at 32 KiB the ring
  * still led, 9.3-13.8 against 6.3-9.0); a ping-pong posts its receive
  * after its send and keeps the ring (64 KiB: 5.0 us, 7.4 by rendezvous). */
 static int busy_both_ways(uint32_t node, MPI_Aint data_sz)
