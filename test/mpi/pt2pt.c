@@ -736,6 +736,59 @@ static void stream(long len, int n)
     free(buf);
 }
 
+/* n messages of len bytes each way between rank 0 and the last: the
+ * sends' requests first in req, the receives' after them */
+typedef struct {
+    long len;
+    int n, peer;
+    unsigned char *in, *out;
+    MPI_Request *req;
+    MPI_Status *st;
+} pair_t;
+
+/* 0: this rank is neither rank 0 nor the last (or alone) */
+static int pair_open(pair_t * p, long len, int n)
+{
+    int last = size - 1;
+    if (size < 2 || (rank != 0 && rank != last))
+        return 0;
+    *p = (pair_t) {.len = len,.n = n,.peer = rank ? 0 : last,
+        .in = malloc((size_t) len * (size_t) n + 1),.out = malloc((size_t) len * (size_t) n + 1),
+        .req = malloc(sizeof *p->req * 2 * (size_t) n),.st = malloc(sizeof *p->st * 2 * (size_t) n)
+    };
+    for (int k = 0; k < n; k++)
+        fill_pattern(p->out + (size_t) len * (size_t) k, len, 2 * k + !!rank);
+    return 1;
+}
+
+/* post the sends (recv 0) or the receives (recv 1) with tag */
+static void pair_post(pair_t * p, int recv, int tag)
+{
+    for (int k = 0; k < p->n; k++) {
+        size_t at = (size_t) p->len * (size_t) k;
+        if (recv)
+            MT_MPI(MPI_Irecv(p->in + at, (int) p->len, MPI_BYTE, p->peer, tag, MPI_COMM_WORLD,
+                             &p->req[p->n + k]));
+        else
+            MT_MPI(MPI_Isend(p->out + at, (int) p->len, MPI_BYTE, p->peer, tag, MPI_COMM_WORLD,
+                             &p->req[k]));
+    }
+}
+
+/* every message received checked, the buffers freed */
+static void pair_close(pair_t * p, const char *what)
+{
+    for (int k = 0; k < p->n; k++) {
+        long bad = first_wrong(p->in + (size_t) p->len * (size_t) k, p->len, 2 * k + !rank);
+        MT_CHECK(bad < 0, "%s: message %d of %ld bytes from rank %d: byte %ld wrong", what, k,
+                 p->len, p->peer, bad);
+    }
+    free(p->st);
+    free(p->req);
+    free(p->out);
+    free(p->in);
+}
+
 /* n messages of len bytes each way between rank 0 and the last at once
  * (as OSU bibw's window), every receive posted before the sends, each
  * message checked.  Nothing between runs MPI's progress (a barrier did:
@@ -743,32 +796,13 @@ static void stream(long len, int n)
  * own), so every send finds this rank's receives still posted. */
 static void both_ways(long len, int n)
 {
-    int last = size - 1;
-    if (size < 2 || (rank != 0 && rank != last))
+    pair_t p;
+    if (!pair_open(&p, len, n))
         return;
-    int peer = rank ? 0 : last;
-    unsigned char *in = malloc((size_t) len * (size_t) n + 1);
-    unsigned char *out = malloc((size_t) len * (size_t) n + 1);
-    MPI_Request *req = malloc(sizeof *req * 2 * (size_t) n);
-    MPI_Status *st = malloc(sizeof *st * 2 * (size_t) n);
-    for (int k = 0; k < n; k++) {
-        fill_pattern(out + (size_t) len * (size_t) k, len, 2 * k + !!rank);
-        MT_MPI(MPI_Irecv(in + (size_t) len * (size_t) k, (int) len, MPI_BYTE, peer, 32,
-                         MPI_COMM_WORLD, &req[k]));
-    }
-    for (int k = 0; k < n; k++)
-        MT_MPI(MPI_Isend(out + (size_t) len * (size_t) k, (int) len, MPI_BYTE, peer, 32,
-                         MPI_COMM_WORLD, &req[n + k]));
-    MT_MPI(MPI_Waitall(2 * n, req, st));
-    for (int k = 0; k < n; k++) {
-        long bad = first_wrong(in + (size_t) len * (size_t) k, len, 2 * k + !rank);
-        MT_CHECK(bad < 0, "both ways: message %d of %ld bytes from rank %d: byte %ld wrong", k,
-                 len, peer, bad);
-    }
-    free(st);
-    free(req);
-    free(out);
-    free(in);
+    pair_post(&p, 1, 32);
+    pair_post(&p, 0, 32);
+    MT_MPI(MPI_Waitall(2 * n, p.req, p.st));
+    pair_close(&p, "both ways");
 }
 
 /* n messages of len bytes from rank 0 to the last, left unmatched there
@@ -776,39 +810,20 @@ static void both_ways(long len, int n)
  * checked */
 static void unacked(long len, int n)
 {
-    int last = size - 1;
-    if (size < 2 || (rank != 0 && rank != last)) {
+    pair_t p;
+    if (!pair_open(&p, len, n)) {
         MPI_Barrier(MPI_COMM_WORLD);
         return;
     }
-    int peer = rank ? 0 : last;
-    unsigned char *in = malloc((size_t) len * (size_t) n + 1);
-    unsigned char *out = malloc((size_t) len * (size_t) n + 1);
-    MPI_Request *req = malloc(sizeof *req * 2 * (size_t) n);
-    MPI_Status *st = malloc(sizeof *st * 2 * (size_t) n);
-    for (int k = 0; k < n; k++)
-        fill_pattern(out + (size_t) len * (size_t) k, len, 2 * k + !!rank);
     MPI_Barrier(MPI_COMM_WORLD);
-    for (int k = 0; k < n; k++)
-        MT_MPI(MPI_Isend(out + (size_t) len * (size_t) k, (int) len, MPI_BYTE, peer,
-                         rank ? 34 : 33, MPI_COMM_WORLD, &req[k]));
+    pair_post(&p, 0, rank ? 34 : 33);
     if (rank)   /* rank 0 has read these: only then are rank 0's taken */
-        MT_MPI(MPI_Waitall(n, req, st));
-    for (int k = 0; k < n; k++)
-        MT_MPI(MPI_Irecv(in + (size_t) len * (size_t) k, (int) len, MPI_BYTE, peer,
-                         rank ? 33 : 34, MPI_COMM_WORLD, &req[n + k]));
-    MT_MPI(MPI_Waitall(n, req + n, st));
+        MT_MPI(MPI_Waitall(n, p.req, p.st));
+    pair_post(&p, 1, rank ? 33 : 34);
+    MT_MPI(MPI_Waitall(n, p.req + n, p.st));
     if (!rank)
-        MT_MPI(MPI_Waitall(n, req, st));
-    for (int k = 0; k < n; k++) {
-        long bad = first_wrong(in + (size_t) len * (size_t) k, len, 2 * k + !rank);
-        MT_CHECK(bad < 0, "unacked: message %d of %ld bytes from rank %d: byte %ld wrong", k,
-                 len, peer, bad);
-    }
-    free(st);
-    free(req);
-    free(out);
-    free(in);
+        MT_MPI(MPI_Waitall(n, p.req, p.st));
+    pair_close(&p, "unacked");
 }
 
 /* Two windows of n sends of len bytes each, rank 0 to the last, 0.1 s
@@ -1121,30 +1136,21 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (argc == 4 && !strcmp(argv[1], "stream")) {
-        stream(atol(argv[2]), atoi(argv[3]));
-        int rc = mt_finish("pt2pt stream");
-        MPI_Finalize();
-        return rc;
-    }
-    if (argc == 4 && !strcmp(argv[1], "window")) {
-        window(atol(argv[2]), atoi(argv[3]));
-        int rc = mt_finish("pt2pt window");
-        MPI_Finalize();
-        return rc;
-    }
-    if (argc == 4 && !strcmp(argv[1], "both")) {
-        both_ways(atol(argv[2]), atoi(argv[3]));
-        int rc = mt_finish("pt2pt both");
-        MPI_Finalize();
-        return rc;
-    }
-    if (argc == 4 && !strcmp(argv[1], "unacked")) {
-        unacked(atol(argv[2]), atoi(argv[3]));
-        int rc = mt_finish("pt2pt unacked");
-        MPI_Finalize();
-        return rc;
-    }
+    /* the modes that take BYTES N */
+    static const struct {
+        const char *name;
+        void (*run)(long, int);
+    } len_n[] = { {"stream", stream}, {"window", window}, {"both", both_ways},
+    {"unacked", unacked} };
+    for (size_t i = 0; argc == 4 && i < sizeof len_n / sizeof len_n[0]; i++)
+        if (!strcmp(argv[1], len_n[i].name)) {
+            len_n[i].run(atol(argv[2]), atoi(argv[3]));
+            char label[32];
+            snprintf(label, sizeof label, "pt2pt %s", len_n[i].name);
+            int rc = mt_finish(label);
+            MPI_Finalize();
+            return rc;
+        }
     if (argc == 3 && !strcmp(argv[1], "busy")) {
         busy_sender(argv[2]);
         int rc = mt_finish("pt2pt busy");

@@ -336,27 +336,20 @@ fi
 judge() { # judge OK-TEXT NOT-OK-TEXT: by the exit status of the command before
   if [ $? = 0 ]; then ok "$1"; else notok "$2"; tail -5 "$out/log" | sed 's/^/# /'; fi
 }
-mode=both
-proto 65536 32
-[ $rc = 0 ] && grep -q "pt2pt both: 194 checks, 0 errors" "$out/log" && [ "$ring" = 0 ] &&
-  [ "$rndv" = 32 ]
+clean() { # clean MODE BYTES N CHECKS: proto with pt2pt MODE; true if it ran with CHECKS checks, 0 errors
+  mode=$1; proto "$2" "$3"; mode=
+  [ $rc = 0 ] && grep -q "pt2pt $1: $4 checks, 0 errors" "$out/log"
+}
+clean both 65536 32 194 && [ "$ring" = 0 ] && [ "$rndv" = 32 ]
 judge "32 messages of 64 KiB each way at once: $rndv by rendezvous, $ring through the ring" \
   "64 KiB both ways: exit $rc, ring '$ring', rendezvous '$rndv' (want 0 and 32)"
-mode=unacked
-proto 262144 32
-[ $rc = 0 ] && grep -q "pt2pt unacked: 196 checks, 0 errors" "$out/log" && [ "$rndv" = 32 ] &&
-  [ "$offered0" = 0 ] && [ "$offered" = 32 ]
+clean unacked 262144 32 196 && [ "$rndv" = 32 ] && [ "$offered0" = 0 ] && [ "$offered" = 32 ]
 judge "32 rendezvous of 256 KiB each way: halves offered by the receiver with its own unacknowledged $offered0, by the other $offered" \
   "256 KiB with rendezvous unacknowledged: exit $rc, rendezvous '$rndv', offered '$offered0' and '$offered' (want 0 and 32)"
-mode=both
-proto 4194304 8
-[ $rc = 0 ] && grep -q "pt2pt both: 50 checks, 0 errors" "$out/log" && [ "$offered0" = 8 ] &&
-  [ "$offered" = 8 ]
+clean both 4194304 8 50 && [ "$offered0" = 8 ] && [ "$offered" = 8 ]
 judge "8 rendezvous of 4 MiB each way at once: every half offered ($offered0 and $offered)" \
   "4 MiB both ways: exit $rc, offered '$offered0' and '$offered' (want 8 and 8)"
-mode=
-proto 65536 50
-[ $rc = 0 ] && grep -q "pt2pt stream: 150 checks, 0 errors" "$out/log" && [ "${ring:-0}" -ge 40 ]
+clean stream 65536 50 150 && [ "${ring:-0}" -ge 40 ]
 judge "50 messages of 64 KiB one way: $ring through the ring, $rndv by rendezvous" \
   "64 KiB one way: exit $rc, ring '$ring', rendezvous '$rndv' (want 40 or more through the ring)"
 # ... and a sender computing outside MPI delays nothing: the receiver reads
