@@ -326,28 +326,18 @@ static int send_frags(const glex_desc_t * first, wire_t * w, MPI_Aint am_hdr_sz,
  * not one to offer half a read to (lmt_read_split) */
 static uint32_t *lmt_to;
 
-static void lmt_to_count(uint32_t node, int by)
+/* a rendezvous send to node posted (by 1) or acknowledged (by -1): counted
+ * per node and in all (MPIDI_GLEX_global.lmt_waiting) */
+static void lmt_pending(uint32_t node, int by)
 {
+    if (by < 0 && !MPIDI_GLEX_global.lmt_waiting)
+        return;
+    MPIDI_GLEX_global.lmt_waiting += (uint64_t) (int64_t) by;
     uint32_t n = glex_fabric_nnodes(MPIDI_GLEX_global.fabric);
     if (!lmt_to && by > 0)
         lmt_to = MPL_calloc(n, sizeof *lmt_to, MPL_MEM_BUFFER);
     if (lmt_to && node < n && (by > 0 || lmt_to[node]))
         lmt_to[node] += (uint32_t) by;
-}
-
-/* A ring message crosses the CPUs twice (the sender's copy into the ring,
- * the receiver's out of it), a rendezvous once (the receiver's read): the
- * ring wins where the sender's CPU would otherwise wait (OSU bw at 64 KiB:
- * 23 GB/s against 5.4), the rendezvous where both CPUs have data of their
- * own to move.  A sender with large receives of its own posted is such a
- * CPU (OSU bibw at 64 KiB, in turn: 8.95 -> 11.0 GB/s; at 32 KiB the ring
- * still led, 9.3-13.8 against 6.3-9.0); a ping-pong posts its receive
- * after its send and keeps the ring (64 KiB: 5.0 us, 7.4 by rendezvous). */
-static int busy_both_ways(uint32_t node, MPI_Aint data_sz)
-{
-    glex_fabric_t *f = MPIDI_GLEX_global.fabric;
-    return data_sz >= MPIDI_GLEX_BIDIR_MIN && MPIDI_GLEX_global.p2p_big_posted &&
-        glex_fabric_same_host(f, node) && !glex_fabric_params(f)->vtime;
 }
 
 /* a CQE cookie that completes a RING send (requests are aligned: bit 0 is
@@ -553,7 +543,7 @@ int MPIDI_GLEX_send_msg(uint32_t node, int handler_id, const void *am_hdr, MPI_A
 
     MPIDI_GLEX_ring_slot_t rs;
     uintptr_t at = contig ? (uintptr_t) data + (uintptr_t) true_lb : 0;
-    int room = busy_both_ways(node, data_sz) ? 0 : MPIDI_GLEX_ring_reserve(node, data_sz, at, &rs);
+    int room = MPIDI_GLEX_ring_reserve(node, data_sz, at, &rs);
     if (room < 0 && !in_batch) {
         /* full until node's credit, which may wait in our receive queue: a
          * stream of sends calls no progress (OSU bibw, a window of 64 of 8
@@ -612,8 +602,7 @@ int MPIDI_GLEX_send_msg(uint32_t node, int handler_id, const void *am_hdr, MPI_A
     mpi_errno = post(&d, 1);
     MPIR_ERR_CHECK(mpi_errno);
     MPIDI_GLEX_global.am_sent[MPIDI_GLEX_AM_RNDV]++;
-    MPIDI_GLEX_global.lmt_waiting++;
-    lmt_to_count(node, 1);
+    lmt_pending(node, 1);
 
   fn_exit:
     return mpi_errno;
@@ -1349,10 +1338,8 @@ static int handle(glex_rqe_long_t * r)
         case WIRE_ACK:
         case WIRE_SYNC_ACK:{
                 MPIR_Request *sreq = (MPIR_Request *) (uintptr_t) w.cookie;
-                if (w.kind == WIRE_ACK && MPIDI_GLEX_global.lmt_waiting) {
-                    MPIDI_GLEX_global.lmt_waiting--;
-                    lmt_to_count(e->src_id, -1);
-                }
+                if (w.kind == WIRE_ACK)
+                    lmt_pending(e->src_id, -1);
                 MPIDI_GLEX_am_request_finalize(sreq);   /* the packed copy is read */
                 origin_done(MPIDI_GLEX_AMREQ(sreq).handler_id, sreq);
                 break;

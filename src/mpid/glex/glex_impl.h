@@ -65,7 +65,7 @@ typedef struct {
 
 /* A send of at least this many bytes to a process of this host, while
  * this one has receives of at least as many posted, goes by rendezvous
- * rather than through the ring (glex_am.c) */
+ * rather than through the ring (MPIDI_GLEX_ring_reserve) */
 #define MPIDI_GLEX_BIDIR_MIN (48 * 1024)
 
 enum { MPIDI_GLEX_AM_INLINE, MPIDI_GLEX_AM_RING, MPIDI_GLEX_AM_FRAG, MPIDI_GLEX_AM_RNDV,
